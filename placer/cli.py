@@ -1,0 +1,49 @@
+"""The `placer` command line: one sub-command per module in placer.commands.
+
+Exit codes (DESIGN.md): 0 a solution, 2 bad input, 3 infeasible, 4 no solution.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from placer.errors import InputError
+
+__all__ = ["main", "EXIT_OK", "EXIT_BAD_INPUT", "EXIT_INFEASIBLE", "EXIT_NO_SOLUTION"]
+
+EXIT_OK = 0
+EXIT_BAD_INPUT = 2
+EXIT_INFEASIBLE = 3
+EXIT_NO_SOLUTION = 4
+
+# Sub-command modules in placer.commands, in the order `placer --help` lists them.
+COMMANDS = ("solve", "simulate", "validate", "demo", "presets")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="placer",
+        description="Optimal device placement for deep-learning training steps.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name in COMMANDS:
+        importlib.import_module(f"placer.commands.{name}").add_parser(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except InputError as exc:
+        print(f"placer: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("placer: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

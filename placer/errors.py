@@ -1,0 +1,51 @@
+"""Exceptions of the placement domain.
+
+Statuses (optimal, feasible, infeasible, no_solution) are answers, not errors.
+Exceptions mean failure: bad input, or a solver answer that our own checks reject.
+"""
+from __future__ import annotations
+
+__all__ = [
+    "PlacerError",
+    "InputError",
+    "InvalidGraphError",
+    "InvalidHardwareError",
+    "UnknownPresetError",
+    "SolutionCheckError",
+]
+
+
+class PlacerError(Exception):
+    """Root of every error the placer raises on purpose."""
+
+    code = "placer_error"
+
+
+class InputError(PlacerError, ValueError):
+    """The input is malformed or contradictory; the message names the field and the object."""
+
+    code = "invalid_input"
+
+
+class InvalidGraphError(InputError):
+    """A dataflow graph breaks a rule of placer.graph/v1 (ids, edges, cycles, numbers)."""
+
+    code = "invalid_graph"
+
+
+class InvalidHardwareError(InputError):
+    """A hardware graph breaks a rule of placer.hardware/v1 (ids, links, connectivity)."""
+
+    code = "invalid_hardware"
+
+
+class UnknownPresetError(InputError):
+    """A hardware preset or zoo model name that does not exist."""
+
+    code = "unknown_preset"
+
+
+class SolutionCheckError(PlacerError):
+    """A solver answer failed validation: a bug in a formulation or back end, never shipped."""
+
+    code = "solution_check"

@@ -1,0 +1,255 @@
+"""The placement problem as a CP-SAT model (DESIGN.md "CP-SAT formulation").
+
+    p[g, d]   bool   group g (ops that must share a device) runs on device d      (eq. 7)
+    s[k], e[k] int   start and end of op k, in ticks; e = s + sum_d dur[k, d] p[g, d]
+    interval  optional interval (s[k], dur[k, d]) present iff p[g(k), d]; no overlap per device (eq. 12)
+    s[v] >= e[u] + sum_b delay[e, a, b] p[g(v), b]   enforced by p[g(u), a]  (eq. 10-11, fixed routes)
+    sum_g mem[g] p[g, d] <= Mem(d)                                                 (eq. 13)
+    cmax >= e[k] for every sink; minimise cmax.
+
+Times are integer ticks. When every duration and delay is a multiple of a round tick
+the model is exact; otherwise durations and delays are rounded up (so every model
+solution stays feasible in continuous time) and `rounding_slack_ms` bounds how much
+that can lengthen the optimum, which keeps the reported lower bound honest.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from placer.model import Problem
+from placer.schedule import Schedule, Solution, earliest_times, solution_from_starts
+
+__all__ = ["CpSatFormulation", "build_cpsat"]
+
+_ROUND_TICKS_MS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
+_MAX_TICKS = 2**40
+_APPROX_TICKS = 2_000_000  # horizon resolution when no round tick is exact
+
+
+@dataclass
+class CpSatFormulation:
+    model: Any
+    tick_ms: float
+    exact: bool
+    rounding_slack_ms: float
+    horizon_ticks: int
+    presence: list[dict[int, Any]]  # group -> device -> literal
+    start: list[Any]
+    cmax: Any
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def decode(self, value: Callable[[Any], int], problem: Problem) -> Solution:
+        """A solution from variable values (a solver, or a solution callback's Value)."""
+        device = [0] * problem.n_ops
+        for g, lits in enumerate(self.presence):
+            chosen = [d for d, lit in lits.items() if value(lit)]
+            for k in problem.groups[g]:
+                device[k] = chosen[0]
+        return solution_from_starts(problem, device, [value(s) for s in self.start])
+
+    def lower_bound_ms(self, bound_ticks: float) -> float:
+        """A lower bound on the continuous optimum from a bound on the tick model."""
+        return max(0.0, math.floor(bound_ticks + 1e-9) * self.tick_ms - self.rounding_slack_ms)
+
+
+def _pick_tick(values: list[float], horizon_ms: float) -> tuple[float, bool]:
+    """The largest round tick that makes every value an integer, else a fine approximate one."""
+    for tick in _ROUND_TICKS_MS:
+        if horizon_ms / tick > _MAX_TICKS:
+            break
+        if all(abs(v / tick - round(v / tick)) <= 1e-9 * max(1.0, v / tick) for v in values):
+            return tick, True
+    return max(horizon_ms, 1e-9) / _APPROX_TICKS, False
+
+
+def _ticks(value_ms: float, tick_ms: float) -> int:
+    return max(0, math.ceil(value_ms / tick_ms - 1e-9))
+
+
+def _edge_delays(problem: Problem) -> list[dict[tuple[int, int], float]]:
+    """Per edge, the delay of every (source device, destination device) pair it may use."""
+    out = []
+    for e in problem.edges:
+        gu, gv = problem.group[e.src], problem.group[e.dst]
+        if gu == gv:
+            out.append({})
+            continue
+        out.append({
+            (a, b): problem.delay_ms(e, a, b)
+            for a in problem.allowed[gu] for b in problem.allowed[gv] if a != b
+        })
+    return out
+
+
+def _tick_makespan(problem: Problem, sol: Solution, dur: list[list[int]], delay: list[dict]) -> tuple[list[int], int]:
+    """Re-time a solution in ticks (rounded-up costs): the hint and the horizon."""
+
+    def edge_delay(i: int) -> int:
+        e = problem.edges[i]
+        a, b = sol.device[e.src], sol.device[e.dst]
+        return delay[i][(a, b)] if a != b else 0
+
+    start, end = earliest_times(problem, sol, lambda k, d: dur[k][d], edge_delay, 0)
+    return start, max(end, default=0)
+
+
+def _relabel(problem: Problem, sol: Solution, classes: list[list[int]], free_groups: list[int]) -> Solution:
+    """Permute interchangeable devices so that they are first used in class order."""
+    mapping = list(range(problem.n_devices))
+    for cls in classes:
+        seen: list[int] = []
+        for g in free_groups:
+            d = sol.device[problem.groups[g][0]]
+            if d in cls and d not in seen:
+                seen.append(d)
+        seen += [d for d in cls if d not in seen]
+        for slot, d in zip(cls, seen):
+            mapping[d] = slot
+    device = [mapping[d] for d in sol.device]
+    order: list[list[int]] = [[] for _ in problem.devices]
+    for d, seq in enumerate(sol.order):
+        order[mapping[d]] = list(seq)
+    return Solution(device=device, order=order)  # routes follow the devices: min-delay again
+
+
+def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float) -> CpSatFormulation:
+    """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon."""
+    from ortools.sat.python import cp_model
+
+    delays_ms = _edge_delays(problem)
+    values = [problem.time_ms[k][d] for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]]]
+    values += [x for per_edge in delays_ms for x in per_edge.values()]
+    if incumbent is not None:
+        horizon_ms = incumbent.makespan_ms
+    else:
+        horizon_ms = sum(max(row) for row in problem.time_ms) + sum(max(d.values(), default=0.0) for d in delays_ms)
+    tick, exact = _pick_tick(values, horizon_ms)
+    dur = [[_ticks(t, tick) for t in row] for row in problem.time_ms]
+    delay = [{pair: _ticks(x, tick) for pair, x in per_edge.items()} for per_edge in delays_ms]
+
+    slack_ms = 0.0
+    if not exact:
+        for k in range(problem.n_ops):
+            allowed = problem.allowed[problem.group[k]]
+            slack_ms += max(dur[k][d] * tick - problem.time_ms[k][d] for d in allowed)
+            slack_ms += max(
+                (delay[i][pair] * tick - delays_ms[i][pair] for i in problem.preds[k] for pair in delay[i]),
+                default=0.0,
+            )
+
+    classes = problem.interchangeable_devices
+    free_groups = [g for g in range(len(problem.groups)) if len(problem.allowed[g]) == problem.n_devices]
+    free_groups.sort(key=lambda g: problem.groups[g][0])
+    hint: Solution | None = None
+    if incumbent is not None:
+        hint = _relabel(problem, incumbent.solution, classes, free_groups)
+        hint_start, horizon = _tick_makespan(problem, hint, dur, delay)
+    else:
+        horizon = sum(max(row) for row in dur) + sum(max(d.values(), default=0) for d in delay)
+
+    m = cp_model.CpModel()
+    presence: list[dict[int, Any]] = []
+    for g, allowed in enumerate(problem.allowed):
+        lits = {d: m.new_bool_var(f"p_{g}_{d}") for d in allowed}
+        m.add_exactly_one(lits.values())
+        presence.append(lits)
+
+    start, end = [], []
+    per_device: list[list[Any]] = [[] for _ in problem.devices]
+    for k in range(problem.n_ops):
+        lits = presence[problem.group[k]]
+        shortest = min(dur[k][d] for d in lits)
+        s = m.new_int_var(0, max(0, horizon - shortest), f"s_{k}")
+        durations = {d: dur[k][d] for d in lits}
+        if len(set(durations.values())) == 1:
+            e = s + shortest
+        else:
+            e = m.new_int_var(0, horizon, f"e_{k}")
+            m.add(e == s + sum(t * lits[d] for d, t in durations.items()))
+        for d, t in durations.items():
+            if t > 0:
+                per_device[d].append(m.new_optional_fixed_size_interval_var(s, t, lits[d], f"i_{k}_{d}"))
+        start.append(s)
+        end.append(e)
+    for intervals in per_device:
+        if len(intervals) > 1:
+            m.add_no_overlap(intervals)
+
+    n_enforced = 0
+    for i, edge in enumerate(problem.edges):
+        u, v = edge.src, edge.dst
+        m.add(start[v] >= end[u])
+        if not delay[i]:
+            continue
+        pu, pv = presence[problem.group[u]], presence[problem.group[v]]
+        for a in pu:
+            terms = [delay[i][(a, b)] * pv[b] for b in pv if b != a and delay[i][(a, b)] > 0]
+            if not terms:
+                continue
+            ct = m.add(start[v] >= end[u] + sum(terms))
+            if len(pu) > 1:
+                ct.only_enforce_if(pu[a])
+            n_enforced += 1
+
+    for d, cap in enumerate(problem.capacity_bytes):
+        demand = {g: problem.group_memory_bytes(g) for g, lits in enumerate(presence) if d in lits}
+        if cap is not None and sum(demand.values()) > cap:
+            m.add(sum(mem * presence[g][d] for g, mem in demand.items() if mem) <= cap)
+
+    cmax = m.new_int_var(0, horizon, "cmax")
+    for k in range(problem.n_ops):
+        if not problem.succs[k]:
+            m.add(cmax >= end[k])
+    m.add(cmax >= max(0, math.floor((lower_bound_ms - slack_ms) / tick)))
+    m.minimize(cmax)
+
+    n_symmetry = 0
+    for cls in classes:
+        used: list[Any] = [None] * len(cls)
+        for g in free_groups:
+            lits = presence[g]
+            for j in range(1, len(cls)):
+                if used[j - 1] is None:
+                    m.add(lits[cls[j]] == 0)
+                else:
+                    m.add_implication(lits[cls[j]], used[j - 1])
+                n_symmetry += 1
+            for j, d in enumerate(cls):
+                if used[j] is None:
+                    used[j] = lits[d]
+                else:
+                    both = m.new_bool_var(f"u_{g}_{d}")
+                    m.add_bool_or([used[j], lits[d]]).only_enforce_if(both)
+                    m.add_implication(used[j], both)
+                    m.add_implication(lits[d], both)
+                    used[j] = both
+
+    if hint is not None:
+        for g, lits in enumerate(presence):
+            chosen = hint.device[problem.groups[g][0]]
+            for d, lit in lits.items():
+                m.add_hint(lit, d == chosen)
+        for k in range(problem.n_ops):
+            m.add_hint(start[k], hint_start[k])
+        m.add_hint(cmax, horizon)
+
+    return CpSatFormulation(
+        model=m,
+        tick_ms=tick,
+        exact=exact,
+        rounding_slack_ms=slack_ms,
+        horizon_ticks=horizon,
+        presence=presence,
+        start=start,
+        cmax=cmax,
+        stats={
+            "variables": len(m.proto.variables),
+            "constraints": len(m.proto.constraints),
+            "enforced_precedences": n_enforced,
+            "symmetry_constraints": n_symmetry,
+            "interchangeable_devices": sum(len(c) for c in classes),
+        },
+    )

@@ -1,0 +1,184 @@
+"""The DLPlacer MILP (paper Section 6, eq. 7-13) as a PuLP model, for CBC and HiGHS.
+
+    P[g, n]    binary      group g runs on device n (ops of a group share P)          eq. 7
+    T[k]       continuous  start of op k (ms); Delta(k) = sum_n dur[k, n] P[g(k), n]
+    C[e, a]    binary      edge e uses directed arc a (routing = "flow")              eq. 8-9
+               flow out - flow in = P[g(src), x] - P[g(dst), x] at device x, 0 at switches
+    D[e]       continuous  delay of edge e: sum_a C[e, a] (bytes / B(a) + L(a))        eq. 11
+               (routing = "shortest": D[e] >= delay(a, b) (P[g(src), a] + P[g(dst), b] - 1))
+    T[dst] >= T[src] + Delta(src) + D[e]                                              eq. 10
+    O[i, j]    binary      i before j, for pairs not ordered by reachability that may share a device:
+               T[j] >= T[i] + Delta(i) - M (1 - O) - M (1 - S),  T[i] >= T[j] + Delta(j) - M O - M (1 - S),
+               S[i, j] >= P[g(i), n] + P[g(j), n] - 1 for every device n               eq. 12
+    sum_g mem[g] P[g, n] <= Mem(n)                                                    eq. 13
+    Cmax >= T[k] + Delta(k) for sinks; minimise Cmax.
+
+M is the horizon: the best heuristic's makespan, which also caps Cmax.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from placer.errors import SolutionCheckError
+from placer.model import Problem
+from placer.schedule import Schedule, Solution, solution_from_starts
+
+__all__ = ["MilpFormulation", "build_milp"]
+
+
+@dataclass
+class MilpFormulation:
+    prob: Any
+    routing: str
+    P: list[dict[int, Any]]
+    T: list[Any]
+    C: dict[int, dict[tuple[str, str], Any]]
+    stats: dict[str, int] = field(default_factory=dict)
+
+    def decode(self, problem: Problem) -> Solution:
+        device = [0] * problem.n_ops
+        for g, lits in enumerate(self.P):
+            d = max(lits, key=lambda n: lits[n].varValue or 0.0)
+            for k in problem.groups[g]:
+                device[k] = d
+        sol = solution_from_starts(problem, device, [t.varValue or 0.0 for t in self.T])
+        for i, arcs in self.C.items():
+            e = problem.edges[i]
+            a, b = problem.devices[device[e.src]], problem.devices[device[e.dst]]
+            if a != b:
+                sol.routes[i] = _trace(arcs, a, b, problem.ops[e.src], problem.ops[e.dst])
+        return sol
+
+
+def _trace(arcs: dict[tuple[str, str], Any], a: str, b: str, src: str, dst: str) -> tuple[str, ...]:
+    """Follow the arcs the flow uses from a to b (cycles the solver may add are ignored)."""
+    used = {(u, v) for (u, v), var in arcs.items() if (var.varValue or 0.0) > 0.5}
+    path = [a]
+    while path[-1] != b:
+        nxt = [v for (u, v) in used if u == path[-1] and v not in path]
+        if not nxt:
+            raise SolutionCheckError(f"edge {src} -> {dst}: the MILP's routing flow has no path {a} -> {b}")
+        path.append(min(nxt))
+    return tuple(path)
+
+
+def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower_bound_ms: float) -> MilpFormulation:
+    """Build the model; `incumbent` gives the big-M horizon and the warm start."""
+    import pulp
+
+    if routing not in ("flow", "shortest"):
+        raise ValueError(f"routing must be 'flow' or 'shortest', not {routing!r}")
+    n_ops, devices = problem.n_ops, problem.devices
+    if incumbent is not None:
+        horizon = incumbent.makespan_ms
+    else:
+        horizon = sum(max(row) for row in problem.time_ms) + sum(
+            max((problem.delay_ms(e, a, b) for a in range(len(devices)) for b in range(len(devices))), default=0.0)
+            for e in problem.edges
+        )
+    big_m = max(horizon, 1e-6)
+    prob = pulp.LpProblem("dlplacer", pulp.LpMinimize)
+    var = prob.add_variable
+
+    P = [{d: var(f"P_{g}_{d}", cat="Binary") for d in allowed} for g, allowed in enumerate(problem.allowed)]
+    for g, lits in enumerate(P):
+        prob += pulp.lpSum(lits.values()) == 1, f"place_{g}"
+
+    def delta(k: int) -> Any:
+        lits = P[problem.group[k]]
+        return pulp.lpSum(problem.time_ms[k][d] * lits[d] for d in lits)
+
+    T = [var(f"T_{k}", lowBound=0, upBound=horizon) for k in range(n_ops)]
+    cmax = var("Cmax", lowBound=lower_bound_ms, upBound=max(horizon, lower_bound_ms))
+
+    arcs = [(link.a, link.b) for link in problem.hardware.links] + [(link.b, link.a) for link in problem.hardware.links]
+    nodes = list(problem.router.adjacent)
+    C: dict[int, dict[tuple[str, str], Any]] = {}
+    D: dict[int, Any] = {}
+    for i, e in enumerate(problem.edges):
+        gu, gv = problem.group[e.src], problem.group[e.dst]
+        if gu == gv:
+            prob += T[e.dst] >= T[e.src] + delta(e.src), f"prec_{i}"
+            continue
+        D[i] = var(f"D_{i}", lowBound=0)
+        prob += T[e.dst] >= T[e.src] + delta(e.src) + D[i], f"prec_{i}"
+        if routing == "flow":
+            C[i] = {(a, b): var(f"C_{i}_{j}", cat="Binary") for j, (a, b) in enumerate(arcs)}
+            for x in nodes:
+                out_flow = pulp.lpSum(C[i][a] for a in C[i] if a[0] == x)
+                in_flow = pulp.lpSum(C[i][a] for a in C[i] if a[1] == x)
+                d = problem.device_index.get(x)
+                supply = 0
+                if d is not None:
+                    supply = P[gu].get(d, 0) - P[gv].get(d, 0)
+                prob += out_flow - in_flow == supply, f"flow_{i}_{nodes.index(x)}"
+            prob += D[i] == pulp.lpSum(
+                problem.router.link(a, b).delay_ms(e.size_bytes) * c for (a, b), c in C[i].items()
+            ), f"delay_{i}"
+        else:
+            for a in P[gu]:
+                for b in P[gv]:
+                    if a != b:
+                        prob += D[i] >= problem.delay_ms(e, a, b) * (P[gu][a] + P[gv][b] - 1), f"delay_{i}_{a}_{b}"
+
+    O: dict[tuple[int, int], Any] = {}
+    S: dict[tuple[int, int], Any] = {}
+    for i in range(n_ops):
+        for j in range(i + 1, n_ops):
+            gi, gj = problem.group[i], problem.group[j]
+            common = set(P[gi]) & set(P[gj])
+            if not common or problem.ordered(i, j):
+                continue
+            O[i, j] = o = var(f"O_{i}_{j}", cat="Binary")
+            if gi == gj:
+                same: Any = 1
+            else:
+                S[i, j] = same = var(f"S_{i}_{j}", lowBound=0, upBound=1)
+                for d in common:
+                    prob += same >= P[gi][d] + P[gj][d] - 1, f"same_{i}_{j}_{d}"
+            prob += T[j] >= T[i] + delta(i) - big_m * (1 - o) - big_m * (1 - same), f"order_{i}_{j}_a"
+            prob += T[i] >= T[j] + delta(j) - big_m * o - big_m * (1 - same), f"order_{i}_{j}_b"
+
+    for d, cap in enumerate(problem.capacity_bytes):
+        demand = {g: problem.group_memory_bytes(g) for g, lits in enumerate(P) if d in lits}
+        if cap is not None and sum(demand.values()) > cap:
+            prob += pulp.lpSum(mem * P[g][d] for g, mem in demand.items() if mem) <= cap, f"memory_{d}"
+
+    for k in range(n_ops):
+        if not problem.succs[k]:
+            prob += cmax >= T[k] + delta(k), f"makespan_{k}"
+    prob += cmax
+
+    if incumbent is not None:
+        _warm_start(problem, incumbent, P, T, cmax, C, D, O, S)
+    return MilpFormulation(
+        prob=prob, routing=routing, P=P, T=T, C=C,
+        stats={"variables": prob.numVariables(), "constraints": prob.numConstraints(), "disjunctions": len(O)},
+    )
+
+
+def _warm_start(problem: Problem, inc: Schedule, P, T, cmax, C, D, O, S) -> None:  # noqa: ANN001
+    """Set every variable to the incumbent's value (a complete MIP start)."""
+    sol = inc.solution
+    for g, lits in enumerate(P):
+        d = sol.device[problem.groups[g][0]]
+        for n, lit in lits.items():
+            lit.setInitialValue(1 if n == d else 0)
+    for k, t in enumerate(T):
+        t.setInitialValue(inc.start_ms[k])
+    cmax.setInitialValue(inc.makespan_ms)
+    routes = {t.edge: t.route for t in inc.transfers}
+    for i, d_var in D.items():
+        route = routes.get(i, ())
+        hops = set(zip(route, route[1:]))
+        if i in C:
+            for arc, c in C[i].items():
+                c.setInitialValue(1 if arc in hops else 0)
+        e = problem.edges[i]
+        d_var.setInitialValue(sum(problem.router.link(a, b).delay_ms(e.size_bytes) for a, b in hops))
+    position = {k: n for seq in sol.order for n, k in enumerate(seq)}
+    for (i, j), o in O.items():
+        o.setInitialValue(1 if position[i] < position[j] else 0)
+    for (i, j), s in S.items():
+        s.setInitialValue(1 if sol.device[i] == sol.device[j] else 0)

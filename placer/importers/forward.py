@@ -1,0 +1,205 @@
+"""A forward (inference) graph with analytic costs, shared by the ONNX and PyTorch importers.
+
+Both importers first build a `ForwardGraph`: one op per framework node with FLOPs, bytes
+accessed, the weights it owns and the bytes it outputs, and tensor edges. Then
+`fold_views` removes zero-cost view ops (reshape, squeeze, getitem, ...) and `to_document`
+writes placer.graph/v1, either the forward graph or a training step (forward, backward in the
+forward op's group, and a weight update per op with weights).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import networkx as nx
+
+from placer.schema import GRAPH_FORMAT
+
+__all__ = [
+    "ForwardOp",
+    "ForwardGraph",
+    "OPTIMIZERS",
+    "Optimizer",
+    "fold_views",
+    "to_document",
+    "unique_id",
+    "topological_ids",
+]
+
+Optimizer = Literal["sgd", "momentum", "adam"]
+
+# Per parameter element: FLOPs of one update, and how many weight-sized tensors it reads plus
+# writes (w, g, state...), and how many weight-sized state tensors it keeps resident.
+#   sgd:      w -= lr g                                  2 FLOPs, read w g, write w        (3)
+#   momentum: m = mu m + g; w -= lr m                    4 FLOPs, read w g m, write w m    (5), 1 state
+#   adam:     m, v moments, bias correction, sqrt, div  12 FLOPs, read w g m v, write w m v (7), 2 states
+OPTIMIZERS: dict[str, tuple[int, int, int]] = {
+    "sgd": (2, 3, 0),
+    "momentum": (4, 5, 1),
+    "adam": (12, 7, 2),
+}
+
+
+@dataclass
+class ForwardOp:
+    """One forward op. `view` ops cost nothing and may be folded into their neighbours."""
+
+    id: str
+    kind: str
+    flops: float = 0.0
+    bytes_accessed: float = 0.0
+    weight_bytes: int = 0
+    weight_elements: int = 0
+    output_bytes: int = 0
+    view: bool = False
+
+
+@dataclass
+class ForwardGraph:
+    """Ops in a topological order and tensor edges (src, dst) -> bytes."""
+
+    ops: list[ForwardOp] = field(default_factory=list)
+    edges: dict[tuple[str, str], int] = field(default_factory=dict)
+
+    def add_edge(self, src: str, dst: str, nbytes: int) -> None:
+        if src != dst:
+            self.edges[(src, dst)] = self.edges.get((src, dst), 0) + int(nbytes)
+
+
+def unique_id(wanted: str, taken: set[str]) -> str:
+    """`wanted`, or `wanted_2`, `wanted_3`, ... if taken; records the result in `taken`."""
+    candidate = wanted[:240] or "op"
+    n = 1
+    while candidate in taken:
+        n += 1
+        candidate = f"{wanted[:240]}_{n}"
+    taken.add(candidate)
+    return candidate
+
+
+def fold_views(graph: ForwardGraph) -> ForwardGraph:
+    """Remove view ops that have a consumer, wiring their producers straight to their consumers.
+
+    A folded edge p -> s carries min(bytes p->view, bytes view->s): the data of a reshape
+    passes through whole, while a Shape op's consumer needs only the few bytes of the shape.
+    Weights a view owned (a reshaped initializer) move to its first consumer. A view with no
+    consumer (a graph output) stays, as a zero-cost op. Folding never creates a cycle.
+    """
+    order_ids = topological_ids([op.id for op in graph.ops], graph.edges)
+    by_id = {op.id: replace(op) for op in graph.ops}  # copies: folding moves weights between ops
+    ops = [by_id[i] for i in order_ids]
+    succ: dict[str, list[str]] = {op.id: [] for op in ops}
+    pred: dict[str, list[str]] = {op.id: [] for op in ops}
+    edges = dict(graph.edges)
+    for src, dst in edges:
+        succ[src].append(dst)
+        pred[dst].append(src)
+    order = {op.id: i for i, op in enumerate(ops)}
+    removed: set[str] = set()
+    for op in ops:
+        if not op.view or not succ[op.id]:
+            continue
+        outs = sorted(succ[op.id], key=order.__getitem__)
+        if op.weight_bytes:
+            heir = by_id[outs[0]]
+            heir.weight_bytes += op.weight_bytes
+            heir.weight_elements += op.weight_elements
+        for p in pred[op.id]:
+            into = edges.pop((p, op.id))
+            succ[p].remove(op.id)
+            for s in outs:
+                nbytes = min(into, edges[(op.id, s)])
+                if (p, s) not in edges:
+                    succ[p].append(s)
+                    pred[s].append(p)
+                    edges[(p, s)] = 0
+                edges[(p, s)] += nbytes
+        for s in outs:
+            del edges[(op.id, s)]
+            pred[s].remove(op.id)
+        removed.add(op.id)
+    return ForwardGraph(ops=[op for op in ops if op.id not in removed], edges=edges)
+
+
+def _forward_op(op: ForwardOp, memory_bytes: int, group: str | None) -> dict[str, Any]:
+    doc: dict[str, Any] = {
+        "id": op.id,
+        "kind": op.kind,
+        "flops": float(op.flops),
+        "bytes_accessed": float(op.bytes_accessed),
+        "memory_bytes": int(memory_bytes),
+    }
+    if group is not None:
+        doc["group"] = group
+    return doc
+
+
+def to_document(
+    graph: ForwardGraph,
+    name: str,
+    *,
+    training: bool = False,
+    optimizer: Optimizer = "adam",
+) -> dict[str, Any]:
+    """placer.graph/v1 for inference (memory = weights) or for a training step.
+
+    Training step, per forward op X (group X):
+      X          memory = weights + output bytes (the activation kept for the backward pass)
+      X.bwd      FLOPs = 2 x forward if X has weights (input and weight gradients), else 1 x;
+                 bytes accessed = 2 x forward; memory = weight gradient (= weight bytes)
+      X.update   only if X has weights: the optimizer's FLOPs and traffic per parameter,
+                 memory = its state (momentum 1 x, Adam 2 x the weights)
+    Edges: every forward edge u -> v (b bytes) gets a gradient edge v.bwd -> u.bwd (b bytes);
+    X -> X.bwd and X.bwd -> X.update carry 0 bytes (same group, same device).
+    """
+    if not training:
+        ops = [_forward_op(op, op.weight_bytes, None) for op in graph.ops]
+        edges = [{"src": s, "dst": d, "bytes": int(b)} for (s, d), b in graph.edges.items()]
+        return {"format": GRAPH_FORMAT, "name": name, "ops": ops, "edges": edges}
+
+    flops_per_param, traffic_tensors, state_tensors = OPTIMIZERS[optimizer]
+    fwd_ops: list[dict[str, Any]] = []
+    bwd_ops: list[dict[str, Any]] = []
+    upd_ops: list[dict[str, Any]] = []
+    edges_out: list[dict[str, Any]] = []
+    for op in graph.ops:
+        fwd_ops.append(_forward_op(op, op.weight_bytes + op.output_bytes, op.id))
+        bwd = f"{op.id}.bwd"
+        bwd_ops.append({
+            "id": bwd,
+            "kind": f"{op.kind}.bwd",
+            "flops": float(op.flops * (2 if op.weight_bytes else 1)),
+            "bytes_accessed": float(2 * op.bytes_accessed),
+            "memory_bytes": int(op.weight_bytes),
+            "group": op.id,
+        })
+        edges_out.append({"src": op.id, "dst": bwd, "bytes": 0})
+        if op.weight_bytes:
+            upd = f"{op.id}.update"
+            upd_ops.append({
+                "id": upd,
+                "kind": f"{optimizer}.update",
+                "flops": float(flops_per_param * op.weight_elements),
+                "bytes_accessed": float(traffic_tensors * op.weight_bytes),
+                "memory_bytes": int(state_tensors * op.weight_bytes),
+                "group": op.id,
+            })
+            edges_out.append({"src": bwd, "dst": upd, "bytes": 0})
+    for (src, dst), nbytes in graph.edges.items():
+        edges_out.append({"src": src, "dst": dst, "bytes": int(nbytes)})
+        edges_out.append({"src": f"{dst}.bwd", "dst": f"{src}.bwd", "bytes": int(nbytes)})
+    return {
+        "format": GRAPH_FORMAT,
+        "name": name,
+        "ops": fwd_ops + bwd_ops + upd_ops,
+        "edges": edges_out,
+    }
+
+
+def topological_ids(ops: list[str], edges: dict[tuple[str, str], int]) -> list[str]:
+    """A topological order of the op ids that keeps the given order where it can."""
+    g = nx.DiGraph()
+    g.add_nodes_from(ops)
+    g.add_edges_from(edges)
+    position = {op: i for i, op in enumerate(ops)}
+    return list(nx.lexicographical_topological_sort(g, key=position.__getitem__))

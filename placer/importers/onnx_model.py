@@ -1,0 +1,396 @@
+"""ONNX importer: an .onnx model to placer.graph/v1 with analytic costs (FLOPs and bytes per op).
+
+Shapes come from ONNX shape inference (with data propagation, so Reshape targets computed in
+the graph resolve). Symbolic dimensions such as `batch` are set with `dims={"batch": 32}`;
+any left symbolic count as 1, with a warning naming them. Weights (initializers and Constant
+nodes) are memory of the first op that reads them; each edge carries the bytes of the tensors
+it moves. Op types without a formula are costed by the bytes they move (0 FLOPs), with a
+warning naming them. Needs the `onnx` package (`pip install placer[onnx]`).
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from placer.errors import InputError
+from placer.importers import costs
+from placer.importers.costs import Shape, numel
+from placer.importers.forward import ForwardGraph, ForwardOp, Optimizer, fold_views, to_document, unique_id
+from placer.importers.result import ImportResult, finish
+
+__all__ = ["import_onnx", "KNOWN_OP_TYPES"]
+
+
+@dataclass(frozen=True)
+class _Tensor:
+    shape: Shape | None  # None: shape inference found nothing
+    itemsize: int
+
+    @property
+    def nbytes(self) -> int:
+        return 0 if self.shape is None else numel(self.shape) * self.itemsize
+
+
+@dataclass(frozen=True)
+class _Node:
+    op_type: str
+    inputs: list[_Tensor | None]  # None for an omitted optional input
+    outputs: list[_Tensor | None]
+    attrs: dict[str, Any]
+
+    def shape(self, i: int, outputs: bool = False) -> Shape:
+        items = self.outputs if outputs else self.inputs
+        t = items[i] if i < len(items) else None
+        if t is None or t.shape is None:
+            raise _NoShape
+        return t.shape
+
+    def has_input(self, i: int) -> bool:
+        return i < len(self.inputs) and self.inputs[i] is not None
+
+
+class _NoShape(Exception):
+    """A formula needs a shape that shape inference could not give."""
+
+
+# ----------------------------------------------------------------------------- op formulas
+
+_VIEW = {"Reshape", "Squeeze", "Unsqueeze", "Flatten", "Identity", "Shape", "Size", "Constant"}
+_MOVEMENT = {
+    "Concat", "Split", "Slice", "Transpose", "Gather", "GatherElements", "GatherND", "Scatter",
+    "ScatterElements", "ScatterND", "Pad", "Expand", "Tile", "Cast", "CastLike", "ConstantOfShape",
+    "Range", "DepthToSpace", "SpaceToDepth", "Compress", "OneHot", "NonZero", "Trilu", "EyeLike",
+    "ReverseSequence", "SplitToSequence", "ConcatFromSequence",
+}
+_ELEMENTWISE = {
+    "Add", "Sub", "Mul", "Div", "Pow", "Sqrt", "Reciprocal", "Neg", "Abs", "Exp", "Log", "Relu",
+    "LeakyRelu", "PRelu", "Elu", "Selu", "Celu", "Sigmoid", "HardSigmoid", "HardSwish", "Tanh", "Erf",
+    "Gelu", "Softplus", "Softsign", "Clip", "Where", "Equal", "Less", "Greater", "LessOrEqual",
+    "GreaterOrEqual", "Not", "And", "Or", "Xor", "Floor", "Ceil", "Round", "Sign", "Sin", "Cos", "Tan",
+    "Asin", "Acos", "Atan", "Sinh", "Cosh", "Mod", "BitShift", "IsNaN", "IsInf", "Mish",
+    "ThresholdedRelu", "Dropout", "Shrink", "BiasGelu", "FastGelu", "QuickGelu", "Resize", "Upsample",
+    "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot",
+}
+_VARIADIC = {"Max", "Min", "Sum", "Mean"}
+_REDUCE = {
+    "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+    "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare", "ArgMax", "ArgMin", "CumSum", "TopK",
+    "GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool",
+}
+_NORM = {"LayerNormalization", "GroupNormalization", "InstanceNormalization", "SimplifiedLayerNormalization"}
+_SOFTMAX = {"Softmax", "LogSoftmax", "Hardmax"}
+_POOL = {"MaxPool", "AveragePool", "LpPool"}
+
+
+def _out_elements(n: _Node) -> int:
+    return sum(numel(t.shape) for t in n.outputs if t is not None and t.shape is not None)
+
+
+def _conv(n: _Node) -> float:
+    return costs.conv_flops(n.shape(0, outputs=True), n.shape(1), n.has_input(2))
+
+
+def _conv_transpose(n: _Node) -> float:
+    return costs.conv_transpose_flops(n.shape(0), n.shape(1), n.shape(0, outputs=True), n.has_input(2))
+
+
+def _matmul(n: _Node) -> float:
+    return costs.matmul_flops(n.shape(0), n.shape(0, outputs=True))
+
+
+def _gemm(n: _Node) -> float:
+    a = n.shape(0)
+    k = a[0] if n.attrs.get("transA", 0) else a[-1]
+    m, nn = n.shape(0, outputs=True)
+    return costs.gemm_flops(m, nn, k, n.has_input(2))
+
+
+def _pool(n: _Node) -> float:
+    return costs.pool_flops(n.shape(0, outputs=True), n.attrs.get("kernel_shape", []))
+
+
+def _rnn(cell: str) -> Callable[[_Node], float]:
+    def flops(n: _Node) -> float:
+        x = n.shape(0)
+        seq, batch = (x[1], x[0]) if n.attrs.get("layout", 0) else (x[0], x[1])
+        w = n.shape(1)  # [directions, gates * hidden, input]
+        hidden = n.attrs.get("hidden_size") or w[1] // costs.RNN_GATES[cell]
+        return costs.rnn_flops(cell, seq, batch, x[2], hidden, directions=w[0], has_bias=n.has_input(3))
+
+    return flops
+
+
+def _attention(n: _Node) -> float:
+    """ONNX Attention (opset 23): Q, K, V as [B, heads, S, d], or [B, S, heads * d] with head counts."""
+    q, k, v = n.shape(0), n.shape(1), n.shape(2)
+    if len(q) == 4:
+        return costs.attention_flops(q[0] * q[1], q[2], k[2], q[3], v[3])
+    q_heads = int(n.attrs["q_num_heads"])
+    kv_heads = int(n.attrs["kv_num_heads"])
+    return costs.attention_flops(q[0] * q_heads, q[1], k[1], q[2] // q_heads, v[2] // kv_heads)
+
+
+def _ms_attention(n: _Node) -> float:
+    """com.microsoft Attention: input [B, S, D], packed QKV weights [D, 3 D'], num_heads."""
+    x, w = n.shape(0), n.shape(1)
+    heads = int(n.attrs["num_heads"])
+    batch, seq = x[0], x[1]
+    head_dim = w[1] // 3 // heads
+    projection = 2 * batch * seq * x[2] * w[1] + (batch * seq * w[1] if n.has_input(2) else 0)
+    return projection + costs.attention_flops(batch * heads, seq, seq, head_dim, head_dim)
+
+
+def _ms_mha(n: _Node) -> float:
+    """com.microsoft MultiHeadAttention with separate 3-D query, key and value."""
+    q, k, v = n.shape(0), n.shape(1), n.shape(2)
+    heads = int(n.attrs["num_heads"])
+    if len(k) != 3 or len(v) != 3:
+        raise _NoShape
+    return costs.attention_flops(q[0] * heads, q[1], k[1], q[2] // heads, v[2] // heads)
+
+
+def _einsum(n: _Node) -> float:
+    shapes = [n.shape(i) for i in range(len(n.inputs))]
+    equation = n.attrs["equation"]
+    if isinstance(equation, bytes):
+        equation = equation.decode()
+    return costs.einsum_flops(equation, shapes, n.shape(0, outputs=True))
+
+
+def _lrn(n: _Node) -> float:
+    return (2 * int(n.attrs.get("size", 1)) + 3) * numel(n.shape(0))
+
+
+_FORMULAS: dict[str, Callable[[_Node], float]] = {
+    "Conv": _conv,
+    "ConvTranspose": _conv_transpose,
+    "MatMul": _matmul,
+    "FusedMatMul": _matmul,
+    "Gemm": _gemm,
+    "Einsum": _einsum,
+    "LSTM": _rnn("lstm"),
+    "GRU": _rnn("gru"),
+    "RNN": _rnn("rnn"),
+    "Attention": _attention,
+    "MultiHeadAttention": _ms_mha,
+    "LRN": _lrn,
+    "BatchNormalization": lambda n: costs.BATCH_NORM_FLOPS * numel(n.shape(0)),
+    "SkipLayerNormalization": lambda n: (costs.LAYER_NORM_FLOPS + 1) * numel(n.shape(0)),
+    "RMSNormalization": lambda n: costs.RMS_NORM_FLOPS * numel(n.shape(0)),
+}
+for _op in _NORM:
+    _FORMULAS[_op] = lambda n: costs.LAYER_NORM_FLOPS * numel(n.shape(0))
+for _op in _SOFTMAX:
+    _FORMULAS[_op] = lambda n: costs.SOFTMAX_FLOPS * numel(n.shape(0))
+for _op in _POOL:
+    _FORMULAS[_op] = _pool
+for _op in _REDUCE:
+    _FORMULAS[_op] = lambda n: numel(n.shape(0))
+for _op in _ELEMENTWISE:
+    _FORMULAS[_op] = lambda n: costs.ELEMENTWISE_FLOPS * _out_elements(n)
+for _op in _VARIADIC:
+    _FORMULAS[_op] = lambda n: max(1, len(n.inputs) - 1) * _out_elements(n)
+for _op in _MOVEMENT | _VIEW:
+    _FORMULAS[_op] = lambda n: 0.0
+
+KNOWN_OP_TYPES = frozenset(_FORMULAS)
+
+
+def _flops(n: _Node, domain: str) -> float | None:
+    """FLOPs of one node; None when the op type has no formula."""
+    if domain in ("com.microsoft",) and n.op_type == "Attention":
+        return _ms_attention(n)
+    formula = _FORMULAS.get(n.op_type)
+    return None if formula is None else float(formula(n))
+
+
+# ----------------------------------------------------------------------------- shapes
+
+
+class _Shapes:
+    """Tensor name -> _Tensor, resolving symbolic dims from `dims` and recording what it guessed."""
+
+    def __init__(self, onnx_mod: Any, dims: Mapping[str, int]) -> None:
+        self._onnx = onnx_mod
+        self._dims = dims
+        self.tensors: dict[str, _Tensor] = {}
+        self.unresolved: set[str] = set()
+
+    def itemsize(self, elem_type: int) -> int:
+        try:
+            return int(self._onnx.helper.tensor_dtype_to_np_dtype(elem_type).itemsize)
+        except Exception:  # string, undefined or a type numpy lacks
+            return 0
+
+    def add_value_info(self, vi: Any) -> None:
+        t = vi.type
+        if not t.HasField("tensor_type"):
+            return
+        tt = t.tensor_type
+        if not tt.HasField("shape"):
+            self.tensors.setdefault(vi.name, _Tensor(None, self.itemsize(tt.elem_type)))
+            return
+        shape = []
+        for d in tt.shape.dim:
+            if d.HasField("dim_value"):
+                shape.append(int(d.dim_value))
+            elif d.HasField("dim_param") and d.dim_param in self._dims:
+                shape.append(int(self._dims[d.dim_param]))
+            else:
+                self.unresolved.add(d.dim_param or "?")
+                shape.append(1)
+        self.tensors[vi.name] = _Tensor(tuple(shape), self.itemsize(tt.elem_type))
+
+    def add_initializer(self, init: Any) -> None:
+        self.tensors[init.name] = _Tensor(tuple(int(d) for d in init.dims), self.itemsize(init.data_type))
+
+
+def _load(source: str | Path | Any, onnx_mod: Any) -> Any:
+    if isinstance(source, (str, Path)):
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"cannot read ONNX model {path}: no such file")
+        try:
+            return onnx_mod.load(str(path), load_external_data=False)
+        except Exception as exc:  # DecodeError and friends
+            raise InputError(f"{path}: not a readable ONNX model: {exc}") from None
+    return source
+
+
+def _set_input_dims(model: Any, dims: Mapping[str, int]) -> None:
+    for vi in model.graph.input:
+        if vi.type.HasField("tensor_type") and vi.type.tensor_type.HasField("shape"):
+            for d in vi.type.tensor_type.shape.dim:
+                if d.HasField("dim_param") and d.dim_param in dims:
+                    d.dim_value = int(dims[d.dim_param])
+
+
+def _attributes(node: Any, onnx_mod: Any) -> dict[str, Any]:
+    out = {}
+    for a in node.attribute:
+        try:
+            out[a.name] = onnx_mod.helper.get_attribute_value(a)
+        except Exception:
+            continue
+    return out
+
+
+def import_onnx(
+    source: str | Path | Any,
+    *,
+    name: str | None = None,
+    dims: Mapping[str, int] | None = None,
+    training: bool = False,
+    optimizer: Optimizer = "adam",
+    keep_views: bool = False,
+) -> ImportResult:
+    """Import an ONNX model (a path or a ModelProto) as a placer.graph/v1 document.
+
+    `dims` sets symbolic input dimensions (e.g. {"batch": 32}). `training` emits a training
+    step (forward, backward, update; see placer.importers.forward.to_document), otherwise the
+    forward graph. `keep_views` keeps zero-cost view ops (Reshape, Squeeze, Shape, ...), which
+    are otherwise folded into their neighbours.
+    """
+    try:
+        import onnx
+        import onnx.shape_inference
+    except ImportError:
+        raise InputError("the ONNX importer needs the onnx package: pip install 'placer[onnx]'") from None
+    dims = dict(dims or {})
+    model = _load(source, onnx)
+    warnings: list[str] = []
+    if model.graph.node and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node):
+        warnings.append("control flow (If/Loop/Scan) is costed by bytes only; its subgraphs are not expanded")
+    _set_input_dims(model, dims)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+    except Exception as exc:
+        warnings.append(f"ONNX shape inference failed ({exc}); using the shapes stored in the model")
+        inferred = model
+    graph = inferred.graph
+
+    shapes = _Shapes(onnx, dims)
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+        shapes.add_value_info(vi)
+    weights: dict[str, _Tensor] = {}
+    for init in graph.initializer:
+        shapes.add_initializer(init)
+        weights[init.name] = shapes.tensors[init.name]
+
+    fg = ForwardGraph()
+    taken: set[str] = set()
+    producer: dict[str, str] = {}
+    owner: set[str] = set()  # weights already charged to an op
+    unknown: Counter[str] = Counter()
+    no_shape: Counter[str] = Counter()
+    for index, node in enumerate(graph.node):
+        attrs = _attributes(node, onnx)
+        if node.op_type == "Constant" and "value" in attrs and len(node.output) == 1:
+            value = attrs["value"]
+            weights[node.output[0]] = shapes.tensors[node.output[0]] = _Tensor(
+                tuple(int(d) for d in value.dims), shapes.itemsize(value.data_type)
+            )
+            continue
+        op_id = unique_id(node.name or f"{node.op_type}_{index}", taken)
+        ins = [shapes.tensors.get(t, _Tensor(None, 0)) if t else None for t in node.input]
+        outs = [shapes.tensors.get(t, _Tensor(None, 0)) if t else None for t in node.output]
+        n = _Node(node.op_type, ins, outs, attrs)
+        try:
+            flops = _flops(n, node.domain)
+        except (_NoShape, KeyError, IndexError, ValueError, TypeError, ZeroDivisionError):
+            flops = 0.0
+            no_shape[node.op_type] += 1
+        if flops is None:
+            unknown[node.op_type if not node.domain else f"{node.domain}.{node.op_type}"] += 1
+            flops = 0.0
+        op = ForwardOp(id=op_id, kind=node.op_type, flops=flops, view=node.op_type in _VIEW)
+        seen: set[str] = set()
+        for tensor_name, t in zip(node.input, ins):
+            if not tensor_name or tensor_name in seen or t is None:
+                continue
+            seen.add(tensor_name)
+            if not op.view:
+                op.bytes_accessed += t.nbytes
+            if tensor_name in producer:
+                fg.add_edge(producer[tensor_name], op_id, t.nbytes)
+            elif tensor_name in weights and tensor_name not in owner:
+                owner.add(tensor_name)
+                op.weight_bytes += t.nbytes
+                op.weight_elements += numel(t.shape or ())
+        for tensor_name, t in zip(node.output, outs):
+            if tensor_name and t is not None:
+                producer[tensor_name] = op_id
+                op.output_bytes += t.nbytes
+                if not op.view:
+                    op.bytes_accessed += t.nbytes
+        fg.ops.append(op)
+
+    if not fg.ops:
+        raise InputError("the ONNX model has no operator nodes")
+    if not keep_views:
+        fg = fold_views(fg)
+    if unknown:
+        listed = ", ".join(f"{k} x{v}" for k, v in sorted(unknown.items()))
+        warnings.append(f"op types without a FLOP formula, costed by bytes moved only: {listed}")
+    if no_shape:
+        listed = ", ".join(f"{k} x{v}" for k, v in sorted(no_shape.items()))
+        warnings.append(f"ops whose shapes could not be inferred, costed by known bytes only: {listed}")
+    if shapes.unresolved:
+        listed = ", ".join(sorted(shapes.unresolved))
+        warnings.append(f"symbolic dimensions taken as 1 (set them with --dim NAME=SIZE): {listed}")
+    graph_name = name or graph.name or (Path(source).stem if isinstance(source, (str, Path)) else "onnx")
+    return finish(to_document(fg, graph_name, training=training, optimizer=optimizer), warnings)
+
+
+def parse_dims(items: Sequence[str]) -> dict[str, int]:
+    """'batch=32' items from the command line to {"batch": 32}."""
+    dims = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value.strip().isdigit() or int(value) < 1:
+            raise InputError(f"--dim {item!r}: expected NAME=SIZE with a positive integer SIZE")
+        dims[key.strip()] = int(value)
+    return dims

@@ -1,0 +1,137 @@
+"""Placements and their schedules in continuous time.
+
+Every back end and heuristic answers with a `Solution`: a device per op, an order per
+device and optionally the route of each transfer. `retime` turns it into the earliest
+schedule with that order (paper assumptions: co-located ops run back to back, transfers
+overlap compute). This removes the integer rounding of CP-SAT and any slack a MILP
+leaves, and can only shorten the solver's own schedule.
+"""
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from placer.errors import SolutionCheckError
+from placer.model import Problem
+from placer.routing import route_delay_ms
+
+__all__ = ["Solution", "Transfer", "Schedule", "retime", "earliest_times", "solution_from_starts"]
+
+T = TypeVar("T", int, float)
+
+
+@dataclass
+class Solution:
+    """What an algorithm decides: where each op runs and in which order per device."""
+
+    device: list[int]
+    order: list[list[int]]
+    routes: dict[int, tuple[str, ...]] = field(default_factory=dict)  # edge index -> route (else min-delay)
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer:
+    edge: int
+    route: tuple[str, ...]
+    start_ms: float
+    end_ms: float
+
+
+@dataclass
+class Schedule:
+    solution: Solution
+    start_ms: list[float]
+    end_ms: list[float]
+    transfers: list[Transfer]
+
+    @property
+    def makespan_ms(self) -> float:
+        return max(self.end_ms, default=0.0)
+
+    def memory_bytes(self, problem: Problem) -> list[int]:
+        used = [0] * problem.n_devices
+        for k, d in enumerate(self.solution.device):
+            used[d] += problem.memory_bytes[k]
+        return used
+
+
+def solution_from_starts(problem: Problem, device: Sequence[int], start: Sequence[float]) -> Solution:
+    """Per-device order from start times; ties go to the topological index (ops are indexed so)."""
+    order: list[list[int]] = [[] for _ in problem.devices]
+    for k in sorted(range(problem.n_ops), key=lambda k: (start[k], k)):
+        order[device[k]].append(k)
+    return Solution(device=list(device), order=order)
+
+
+def earliest_times(
+    problem: Problem,
+    solution: Solution,
+    duration: Callable[[int, int], T],
+    delay: Callable[[int], T],
+    zero: T,
+) -> tuple[list[T], list[T]]:
+    """Earliest (start, end) per op for a placement and per-device order.
+
+    `duration(k, d)` and `delay(edge)` give the costs (floats in ms, or integer ticks).
+    Raises SolutionCheckError when the order does not list every op exactly once on
+    its device, or contradicts the graph (a cycle of dependencies and device order).
+    """
+    n = problem.n_ops
+    if sorted(k for seq in solution.order for k in seq) != list(range(n)):
+        raise SolutionCheckError("the per-device order does not list every op exactly once")
+    device_pred = [-1] * n
+    device_succ = [-1] * n
+    for d, seq in enumerate(solution.order):
+        if any(solution.device[k] != d for k in seq):
+            raise SolutionCheckError(f"device {problem.devices[d]}: its order lists ops placed elsewhere")
+        for a, b in zip(seq, seq[1:]):
+            device_pred[b] = a
+            device_succ[a] = b
+
+    waiting = [len(problem.preds[k]) + (device_pred[k] >= 0) for k in range(n)]
+    ready = deque(k for k in range(n) if waiting[k] == 0)
+    start = [zero] * n
+    end = [zero] * n
+    done = 0
+    while ready:
+        k = ready.popleft()
+        t = end[device_pred[k]] if device_pred[k] >= 0 else zero
+        for i in problem.preds[k]:
+            t = max(t, end[problem.edges[i].src] + delay(i))
+        start[k] = t
+        end[k] = t + duration(k, solution.device[k])
+        done += 1
+        nexts = [problem.edges[i].dst for i in problem.succs[k]]
+        if device_succ[k] >= 0:
+            nexts.append(device_succ[k])
+        for v in nexts:
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    if done != n:
+        raise SolutionCheckError("the per-device order contradicts the graph's dependencies")
+    return start, end
+
+
+def retime(problem: Problem, solution: Solution) -> Schedule:
+    """The earliest schedule in continuous time for a placement and per-device order.
+
+    Transfers use the solution's routes where given, else the minimum-delay route.
+    """
+    route: dict[int, tuple[str, ...]] = {}
+    delay = [0.0] * len(problem.edges)
+    for i, e in enumerate(problem.edges):
+        a, b = solution.device[e.src], solution.device[e.dst]
+        if a != b:
+            route[i] = solution.routes.get(i) or problem.route(e, a, b)
+            delay[i] = route_delay_ms(problem.router, route[i], e.size_bytes)
+    start, end = earliest_times(
+        problem, solution, lambda k, d: problem.time_ms[k][d], delay.__getitem__, 0.0
+    )
+    transfers = [
+        Transfer(i, path, end[problem.edges[i].src], end[problem.edges[i].src] + delay[i])
+        for i, path in sorted(route.items())
+    ]
+    return Schedule(solution=solution, start_ms=start, end_ms=end, transfers=transfers)

@@ -1,0 +1,315 @@
+"""The wire and file formats: placer.graph/v1, placer.hardware/v1, placer.result/v1.
+
+pydantic models at the edge; the domain (placer.model) works on plain dataclasses.
+Every rejection names the field and the op, edge or device it is about.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import networkx as nx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from placer.errors import InputError, InvalidGraphError, InvalidHardwareError
+
+__all__ = [
+    "GRAPH_FORMAT",
+    "HARDWARE_FORMAT",
+    "RESULT_FORMAT",
+    "OpSpec",
+    "EdgeSpec",
+    "GraphSpec",
+    "DeviceSpec",
+    "SwitchSpec",
+    "LinkSpec",
+    "HardwareSpec",
+    "ScheduleEntry",
+    "TransferEntry",
+    "ResultSpec",
+    "parse_graph",
+    "parse_hardware",
+    "parse_result",
+    "load_json",
+]
+
+GRAPH_FORMAT = "placer.graph/v1"
+HARDWARE_FORMAT = "placer.hardware/v1"
+RESULT_FORMAT = "placer.result/v1"
+
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Bytes = Annotated[int, Field(ge=0)]
+Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# --------------------------------------------------------------------------- graph
+
+
+class OpSpec(_Strict):
+    """One operation of the training step."""
+
+    id: Identifier
+    time_ms: NonNegative | None = None
+    flops: NonNegative | None = None
+    bytes_accessed: NonNegative | None = None
+    memory_bytes: Bytes = 0
+    kind: str | None = None
+    group: Identifier | None = None
+    device: Identifier | None = None
+
+    @model_validator(mode="after")
+    def _has_a_cost(self) -> OpSpec:
+        if self.time_ms is None and self.flops is None:
+            raise ValueError(f"op {self.id!r} has neither time_ms nor flops")
+        return self
+
+
+class EdgeSpec(_Strict):
+    """A tensor from one op to another; `bytes` is its size."""
+
+    src: Identifier
+    dst: Identifier
+    bytes: Bytes = 0
+
+
+class GraphSpec(_Strict):
+    """A training step as a dataflow graph (placer.graph/v1)."""
+
+    format: Literal["placer.graph/v1"] = GRAPH_FORMAT
+    name: str = "graph"
+    ops: list[OpSpec] = Field(min_length=1)
+    edges: list[EdgeSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _is_a_dag(self) -> GraphSpec:
+        counts = Counter(op.id for op in self.ops)
+        dupes = sorted(i for i, n in counts.items() if n > 1)
+        if dupes:
+            raise ValueError(f"duplicate op ids: {', '.join(map(repr, dupes))}")
+        seen: set[tuple[str, str]] = set()
+        for i, e in enumerate(self.edges):
+            for end, name in (("src", e.src), ("dst", e.dst)):
+                if name not in counts:
+                    raise ValueError(f"edges[{i}] ({e.src} -> {e.dst}): {end} names unknown op {name!r}")
+            if e.src == e.dst:
+                raise ValueError(f"edges[{i}] ({e.src} -> {e.dst}): an op cannot feed itself")
+            if (e.src, e.dst) in seen:
+                raise ValueError(f"edges[{i}] ({e.src} -> {e.dst}): duplicate edge")
+            seen.add((e.src, e.dst))
+        g = nx.DiGraph((e.src, e.dst) for e in self.edges)
+        try:
+            cycle = nx.find_cycle(g)
+        except nx.NetworkXNoCycle:
+            cycle = None
+        if cycle:
+            path = " -> ".join([u for u, _ in cycle] + [cycle[0][0]])
+            raise ValueError(f"the graph has a cycle: {path}")
+        pins: dict[str, set[str]] = {}
+        for op in self.ops:
+            if op.group is not None and op.device is not None:
+                pins.setdefault(op.group, set()).add(op.device)
+        for group, devices in pins.items():
+            if len(devices) > 1:
+                raise ValueError(f"group {group!r} pins its ops to different devices: {sorted(devices)}")
+        return self
+
+
+# --------------------------------------------------------------------------- hardware
+
+
+class DeviceSpec(_Strict):
+    """A compute device (GPU). Rates are needed only for ops costed analytically."""
+
+    id: Identifier
+    kind: str = "gpu"
+    memory_bytes: Bytes | None = None
+    peak_tflops: Positive | None = None
+    memory_bandwidth_gb_per_s: Positive | None = None
+    efficiency: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+
+
+class SwitchSpec(_Strict):
+    """A router node: forwards, computes nothing."""
+
+    id: Identifier
+    kind: str | None = None
+
+
+class LinkSpec(_Strict):
+    """A bidirectional, full-duplex link; bandwidth per direction."""
+
+    a: Identifier
+    b: Identifier
+    bandwidth_gb_per_s: Positive
+    latency_us: NonNegative = 0.0
+    kind: str | None = None
+
+
+class HardwareSpec(_Strict):
+    """A machine as a hardware graph (placer.hardware/v1)."""
+
+    format: Literal["placer.hardware/v1"] = HARDWARE_FORMAT
+    name: str = "hardware"
+    description: str | None = None
+    source: str | None = None
+    devices: list[DeviceSpec] = Field(min_length=1)
+    switches: list[SwitchSpec] = Field(default_factory=list)
+    links: list[LinkSpec] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _is_connected(self) -> HardwareSpec:
+        counts = Counter([d.id for d in self.devices] + [s.id for s in self.switches])
+        dupes = sorted(i for i, n in counts.items() if n > 1)
+        if dupes:
+            raise ValueError(f"duplicate device/switch ids: {', '.join(map(repr, dupes))}")
+        seen: set[frozenset[str]] = set()
+        for i, link in enumerate(self.links):
+            for end, name in (("a", link.a), ("b", link.b)):
+                if name not in counts:
+                    raise ValueError(f"links[{i}] ({link.a} - {link.b}): {end} names unknown node {name!r}")
+            if link.a == link.b:
+                raise ValueError(f"links[{i}] ({link.a} - {link.b}): a link must join two nodes")
+            key = frozenset((link.a, link.b))
+            if key in seen:
+                raise ValueError(
+                    f"links[{i}] ({link.a} - {link.b}): duplicate link; "
+                    "give one link with the summed bandwidth instead"
+                )
+            seen.add(key)
+        g = nx.Graph()
+        g.add_nodes_from(counts)
+        g.add_edges_from((link.a, link.b) for link in self.links)
+        first = self.devices[0].id
+        reachable = nx.node_connected_component(g, first)
+        cut_off = [d.id for d in self.devices if d.id not in reachable]
+        if cut_off:
+            raise ValueError(
+                f"devices {', '.join(map(repr, cut_off))} have no path of links to device {first!r}: "
+                "every device must be able to reach every other"
+            )
+        return self
+
+
+# --------------------------------------------------------------------------- result
+
+
+class ScheduleEntry(BaseModel):
+    op: str
+    device: str
+    start_ms: float
+    end_ms: float
+
+
+class TransferEntry(BaseModel):
+    src: str
+    dst: str
+    bytes: int
+    route: list[str]
+    start_ms: float
+    end_ms: float
+
+
+class ResultSpec(BaseModel):
+    """A placement answer (placer.result/v1). Extra keys document how it was found."""
+
+    model_config = ConfigDict(extra="allow")
+
+    format: Literal["placer.result/v1"] = RESULT_FORMAT
+    status: Literal["optimal", "feasible", "infeasible", "no_solution"]
+    solver: str
+    makespan_ms: float | None = None
+    lower_bound_ms: float | None = None
+    gap: float | None = None
+    single_device_ms: float | None = None
+    speedup: float | None = None
+    solve_time_s: float = 0.0
+    placement: dict[str, str] = Field(default_factory=dict)
+    schedule: list[ScheduleEntry] = Field(default_factory=list)
+    transfers: list[TransferEntry] = Field(default_factory=list)
+    memory_bytes: dict[str, int] = Field(default_factory=dict)
+    reason: str | None = None
+
+
+# --------------------------------------------------------------------------- parsing
+
+
+def _describe(raw: Any, loc: tuple[Any, ...]) -> str:
+    """Turn a pydantic location into "ops[3] (op 'conv1').time_ms"."""
+    parts: list[str] = []
+    node = raw
+    for item in loc:
+        if isinstance(item, int):
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{item}]"]
+            node = node[item] if isinstance(node, list) and 0 <= item < len(node) else None
+            label = _label(node)
+            if label:
+                parts[-1] += f" ({label})"
+        else:
+            parts.append(str(item))
+            node = node.get(item) if isinstance(node, dict) else None
+    return ".".join(parts)
+
+
+def _label(node: Any) -> str:
+    if not isinstance(node, dict):
+        return ""
+    if "id" in node:
+        return f"id {node['id']!r}"
+    if "src" in node and "dst" in node:
+        return f"edge {node['src']} -> {node['dst']}"
+    if "a" in node and "b" in node:
+        return f"link {node['a']} - {node['b']}"
+    return ""
+
+
+def format_validation_error(exc: ValidationError, raw: Any, what: str) -> str:
+    """One line per problem, each naming where in the document it is."""
+    lines = []
+    for err in exc.errors():
+        where = _describe(raw, tuple(err["loc"]))
+        msg = err["msg"].removeprefix("Value error, ")
+        lines.append(f"{what}: {where}: {msg}" if where else f"{what}: {msg}")
+    return "\n".join(lines)
+
+
+def _parse(model: type[BaseModel], raw: Any, what: str, error: type[InputError]) -> Any:
+    if not isinstance(raw, dict):
+        raise error(f"{what}: expected a JSON object, got {type(raw).__name__}")
+    try:
+        return model.model_validate(raw)
+    except ValidationError as exc:
+        raise error(format_validation_error(exc, raw, what)) from None
+
+
+def parse_graph(raw: Any) -> GraphSpec:
+    """Validate a placer.graph/v1 document."""
+    return _parse(GraphSpec, raw, "graph", InvalidGraphError)
+
+
+def parse_hardware(raw: Any) -> HardwareSpec:
+    """Validate a placer.hardware/v1 document."""
+    return _parse(HardwareSpec, raw, "hardware", InvalidHardwareError)
+
+
+def parse_result(raw: Any) -> ResultSpec:
+    """Validate a placer.result/v1 document."""
+    return _parse(ResultSpec, raw, "result", InputError)
+
+
+def load_json(path: str | Path) -> Any:
+    """Read a JSON file; a missing or broken file is an InputError naming it."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InputError(f"cannot read {path}: {exc.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: not valid JSON: {exc}") from None

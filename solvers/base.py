@@ -1,0 +1,43 @@
+"""What every solver back end hands back: a status, the objective and the proven bound."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+__all__ = ["SolveStatus", "SolverRun", "SolverError", "SolverUnavailableError"]
+
+
+class SolveStatus(str, Enum):
+    """Why the solver stopped and what it holds. Anything else is a SolverError."""
+
+    OPTIMAL = "optimal"          # proven optimal (within the requested relative gap)
+    FEASIBLE = "feasible"        # stopped by a limit, holds an incumbent
+    INFEASIBLE = "infeasible"    # proven: nothing satisfies the constraints
+    NO_SOLUTION = "no_solution"  # stopped by a limit before any incumbent
+
+
+@dataclass(frozen=True, slots=True)
+class SolverRun:
+    """One solver call: status, objective and bound in the model's own units, wall seconds."""
+
+    backend: str
+    status: SolveStatus
+    objective: float | None
+    bound: float | None
+    wall_s: float
+
+    @property
+    def has_solution(self) -> bool:
+        return self.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
+
+
+class SolverError(RuntimeError):
+    """A back end failed (crash, invalid model, status we cannot map): a bug, not an answer."""
+
+    code = "backend_error"
+
+
+class SolverUnavailableError(SolverError):
+    """The solver library or binary is not installed."""
+
+    code = "backend_unavailable"

@@ -1,0 +1,111 @@
+"""MILP back ends through PuLP: CBC (COIN_CMD on the cbcbox binary) and HiGHS (highspy).
+
+PuLP reports status "Optimal" for a run the time limit stopped with a merely feasible
+incumbent; `sol_status` tells them apart, so both are read. CBC's best bound is not
+exposed by PuLP: it is read from CBC's log. HiGHS gives it in its info record.
+"""
+from __future__ import annotations
+
+import re
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from solvers import cbc_path
+from solvers.base import SolverError, SolverRun, SolverUnavailableError, SolveStatus
+
+__all__ = ["solve_milp"]
+
+
+def _status(prob: Any) -> SolveStatus:
+    import pulp
+
+    if prob.status == pulp.LpStatusOptimal:
+        if prob.sol_status == pulp.LpSolutionOptimal:
+            return SolveStatus.OPTIMAL
+        if prob.sol_status == pulp.LpSolutionIntegerFeasible:
+            return SolveStatus.FEASIBLE
+        return SolveStatus.NO_SOLUTION
+    if prob.status == pulp.LpStatusInfeasible:
+        return SolveStatus.INFEASIBLE
+    if prob.status == pulp.LpStatusNotSolved:
+        return SolveStatus.NO_SOLUTION
+    raise SolverError(f"MILP solver returned {pulp.LpStatus[prob.status]} / {pulp.LpSolution[prob.sol_status]}")
+
+
+def _cbc_bound(log: str, status: SolveStatus, objective: float | None) -> float | None:
+    """CBC's final best bound: "Lower bound:" when stopped, the objective when optimal."""
+    if status is SolveStatus.OPTIMAL:
+        return objective
+    found = re.search(r"^Lower bound:\s+(-?[0-9.eE+-]+)", log, re.M)
+    return float(found.group(1)) if found else None
+
+
+def _highs_solver(warm_start: bool, **kwargs: Any) -> Any:
+    import highspy
+    import pulp
+
+    class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc, valid-type]
+        """pulp.HiGHS that hands the variables' initial values to HiGHS as a start."""
+
+        def callSolver(self, lp: Any) -> None:
+            if warm_start:
+                values = [v.varValue for v in lp.variables()]
+                if all(x is not None for x in values):
+                    sol = highspy.HighsSolution()
+                    sol.col_value = [float(x) for x in values]
+                    sol.value_valid = True
+                    lp.solverModel.setSolution(sol)
+            lp.solverModel.run()
+
+    return WarmHiGHS(**kwargs)
+
+
+def solve_milp(
+    prob: Any,
+    backend: str,
+    time_limit_s: float,
+    threads: int = 1,
+    relative_gap: float = 0.0,
+    warm_start: bool = False,
+) -> SolverRun:
+    """Solve a PuLP problem (minimisation) on `backend` ("cbc" or "highs").
+
+    With `warm_start`, the variables' current values (set with setInitialValue) are
+    a complete starting solution.
+    """
+    import pulp
+
+    began = time.perf_counter()
+    log = ""
+    if backend == "cbc":
+        path = cbc_path()
+        if path is None:
+            raise SolverUnavailableError("CBC: no binary (install the cbcbox package or Debian coinor-cbc)")
+        with tempfile.TemporaryDirectory(prefix="placer-cbc-") as tmp:
+            log_path = Path(tmp) / "cbc.log"
+            solver = pulp.COIN_CMD(
+                path=path, msg=False, timeLimit=max(1.0, time_limit_s), gapRel=relative_gap,
+                threads=threads, warmStart=warm_start, logPath=str(log_path), keepFiles=False,
+            )
+            prob.solve(solver)
+            log = log_path.read_text() if log_path.exists() else ""
+    elif backend == "highs":
+        solver = _highs_solver(
+            warm_start, msg=False, timeLimit=time_limit_s, gapRel=relative_gap, threads=threads
+        )
+        prob.solve(solver)
+    else:
+        raise SolverError(f"unknown MILP back end {backend!r}")
+    status = _status(prob)
+    objective = pulp.value(prob.objective) if status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE) else None
+    if backend == "cbc":
+        bound = _cbc_bound(log, status, objective)
+    elif status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE):
+        bound = float(prob.solverModel.getInfo().mip_dual_bound)
+    else:
+        bound = None
+    return SolverRun(
+        backend=backend, status=status, objective=objective, bound=bound, wall_s=time.perf_counter() - began
+    )
