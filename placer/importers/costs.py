@@ -2,7 +2,8 @@
 
 Conventions (the README's importer section lists them too):
 
-- a multiply-add is 2 FLOPs (as `torch.utils.flop_counter` and the published GMAC x 2 figures);
+- a multiply-add is 2 FLOPs, and matmul/convolution count their multiply-adds only, not the
+  bias addition (as `torch.utils.flop_counter` and the published "GMACs x 2" figures);
 - element-wise arithmetic, comparisons and activations: 1 FLOP per output element;
 - normalisation: batch norm 2 per element (scale and shift with running statistics), layer /
   group / instance norm 7 per element (sum, sum of squares, centre, scale, affine), RMS norm 4;
@@ -55,16 +56,14 @@ def numel(shape: Sequence[int]) -> int:
     return math.prod(shape)
 
 
-def conv_flops(out_shape: Shape, weight_shape: Shape, has_bias: bool) -> int:
+def conv_flops(out_shape: Shape, weight_shape: Shape) -> int:
     """Convolution: each output element is a dot product over C_in/groups x kernel."""
-    macs_per_output = numel(weight_shape[1:])
-    out = numel(out_shape)
-    return 2 * out * macs_per_output + (out if has_bias else 0)
+    return 2 * numel(out_shape) * numel(weight_shape[1:])
 
 
-def conv_transpose_flops(in_shape: Shape, weight_shape: Shape, out_shape: Shape, has_bias: bool) -> int:
+def conv_transpose_flops(in_shape: Shape, weight_shape: Shape) -> int:
     """Transposed convolution: each input element scatters into C_out/groups x kernel outputs."""
-    return 2 * numel(in_shape) * numel(weight_shape[1:]) + (numel(out_shape) if has_bias else 0)
+    return 2 * numel(in_shape) * numel(weight_shape[1:])
 
 
 def matmul_flops(a_shape: Shape, out_shape: Shape) -> int:
@@ -73,9 +72,9 @@ def matmul_flops(a_shape: Shape, out_shape: Shape) -> int:
     return 2 * numel(out_shape) * k
 
 
-def gemm_flops(m: int, n: int, k: int, has_c: bool) -> int:
-    """Y = A B (+ C): 2 M N K, plus M N for adding C."""
-    return 2 * m * n * k + (m * n if has_c else 0)
+def gemm_flops(m: int, n: int, k: int) -> int:
+    """Y = A B (+ C): 2 M N K (adding C is not counted, like a bias)."""
+    return 2 * m * n * k
 
 
 def pool_flops(out_shape: Shape, kernel: Sequence[int]) -> int:
@@ -97,21 +96,18 @@ def rnn_flops(
     hidden_size: int,
     directions: int = 1,
     layers: int = 1,
-    has_bias: bool = True,
 ) -> int:
     """A stacked (bi)directional LSTM, GRU or plain RNN over a whole sequence.
 
-    Per step, per direction, per batch row: gate matmuls 2 G H (I + H), two bias vectors 2 G H,
-    and the cell's element-wise work (RNN_CELL_FLOPS x H). Layers above the first read the
-    concatenated directions (I = H x directions).
+    Per step, per direction, per batch row: gate matmuls 2 G H (I + H) (biases not counted,
+    as for every matmul) and the cell's element-wise work (RNN_CELL_FLOPS x H). Layers above
+    the first read the concatenated directions (I = H x directions).
     """
     gates = RNN_GATES[cell]
     total = 0
     in_size = input_size
     for _ in range(layers):
         per_step = 2 * gates * hidden_size * (in_size + hidden_size) + RNN_CELL_FLOPS[cell] * hidden_size
-        if has_bias:
-            per_step += 2 * gates * hidden_size
         total += per_step * seq_len * batch * directions
         in_size = hidden_size * directions
     return total

@@ -83,7 +83,8 @@ def fold_views(graph: ForwardGraph) -> ForwardGraph:
     A folded edge p -> s carries min(bytes p->view, bytes view->s): the data of a reshape
     passes through whole, while a Shape op's consumer needs only the few bytes of the shape.
     Weights a view owned (a reshaped initializer) move to its first consumer. A view with no
-    consumer (a graph output) stays, as a zero-cost op. Folding never creates a cycle.
+    consumer (a graph output, an unused getitem) is dropped, unless it owns weights or is all
+    that is left. Folding never creates a cycle.
     """
     order_ids = topological_ids([op.id for op in graph.ops], graph.edges)
     by_id = {op.id: replace(op) for op in graph.ops}  # copies: folding moves weights between ops
@@ -118,6 +119,12 @@ def fold_views(graph: ForwardGraph) -> ForwardGraph:
             del edges[(op.id, s)]
             pred[s].remove(op.id)
         removed.add(op.id)
+    # Views nobody reads (an unused getitem, a reshaped graph output) cost and hold nothing: drop
+    # them too, unless they own weights or nothing else would be left.
+    dangling = {op.id for op in ops if op.view and op.id not in removed and not succ[op.id] and not op.weight_bytes}
+    if len(removed) + len(dangling) < len(ops):
+        removed |= dangling
+        edges = {(s, d): b for (s, d), b in edges.items() if d not in dangling}
     return ForwardGraph(ops=[op for op in ops if op.id not in removed], edges=edges)
 
 

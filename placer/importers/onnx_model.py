@@ -21,7 +21,7 @@ from placer.importers.costs import Shape, numel
 from placer.importers.forward import ForwardGraph, ForwardOp, Optimizer, fold_views, to_document, unique_id
 from placer.importers.result import ImportResult, finish
 
-__all__ = ["import_onnx", "KNOWN_OP_TYPES"]
+__all__ = ["import_onnx", "parse_dims", "KNOWN_OP_TYPES"]
 
 
 @dataclass(frozen=True)
@@ -90,11 +90,11 @@ def _out_elements(n: _Node) -> int:
 
 
 def _conv(n: _Node) -> float:
-    return costs.conv_flops(n.shape(0, outputs=True), n.shape(1), n.has_input(2))
+    return costs.conv_flops(n.shape(0, outputs=True), n.shape(1))
 
 
 def _conv_transpose(n: _Node) -> float:
-    return costs.conv_transpose_flops(n.shape(0), n.shape(1), n.shape(0, outputs=True), n.has_input(2))
+    return costs.conv_transpose_flops(n.shape(0), n.shape(1))
 
 
 def _matmul(n: _Node) -> float:
@@ -105,7 +105,7 @@ def _gemm(n: _Node) -> float:
     a = n.shape(0)
     k = a[0] if n.attrs.get("transA", 0) else a[-1]
     m, nn = n.shape(0, outputs=True)
-    return costs.gemm_flops(m, nn, k, n.has_input(2))
+    return costs.gemm_flops(m, nn, k)
 
 
 def _pool(n: _Node) -> float:
@@ -118,7 +118,7 @@ def _rnn(cell: str) -> Callable[[_Node], float]:
         seq, batch = (x[1], x[0]) if n.attrs.get("layout", 0) else (x[0], x[1])
         w = n.shape(1)  # [directions, gates * hidden, input]
         hidden = n.attrs.get("hidden_size") or w[1] // costs.RNN_GATES[cell]
-        return costs.rnn_flops(cell, seq, batch, x[2], hidden, directions=w[0], has_bias=n.has_input(3))
+        return costs.rnn_flops(cell, seq, batch, x[2], hidden, directions=w[0])
 
     return flops
 
@@ -139,7 +139,7 @@ def _ms_attention(n: _Node) -> float:
     heads = int(n.attrs["num_heads"])
     batch, seq = x[0], x[1]
     head_dim = w[1] // 3 // heads
-    projection = 2 * batch * seq * x[2] * w[1] + (batch * seq * w[1] if n.has_input(2) else 0)
+    projection = 2 * batch * seq * x[2] * w[1]
     return projection + costs.attention_flops(batch * heads, seq, seq, head_dim, head_dim)
 
 
@@ -363,8 +363,8 @@ def import_onnx(
         for tensor_name, t in zip(node.output, outs):
             if tensor_name and t is not None:
                 producer[tensor_name] = op_id
-                op.output_bytes += t.nbytes
                 if not op.view:
+                    op.output_bytes += t.nbytes
                     op.bytes_accessed += t.nbytes
         fg.ops.append(op)
 
@@ -381,7 +381,7 @@ def import_onnx(
     if shapes.unresolved:
         listed = ", ".join(sorted(shapes.unresolved))
         warnings.append(f"symbolic dimensions taken as 1 (set them with --dim NAME=SIZE): {listed}")
-    graph_name = name or graph.name or (Path(source).stem if isinstance(source, (str, Path)) else "onnx")
+    graph_name = name or (Path(source).stem if isinstance(source, (str, Path)) else graph.name) or "onnx"
     return finish(to_document(fg, graph_name, training=training, optimizer=optimizer), warnings)
 
 

@@ -1,0 +1,69 @@
+"""`placer solve`: the best placement of a graph on a machine."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from placer.commands._common import EXIT_BY_STATUS, add_inputs, add_outputs, write_json, write_pictures
+from placer.engine import PlaceOptions, Progress, place
+from placer.resolve import resolve_graph, resolve_hardware
+from placer.simulator import simulate
+from placer.summary import format_summary
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("solve", help="find the best placement and schedule",
+                       description="Place a training step's ops on devices to minimise the step time.")
+    add_inputs(p)
+    defaults = PlaceOptions()
+    p.add_argument("--solver", default=defaults.solver,
+                   choices=["cpsat", "cbc", "highs", "heft", "critical_path", "single_device"])
+    p.add_argument("--time-limit", type=float, default=defaults.time_limit_s, metavar="SECONDS")
+    p.add_argument("--routing", default=defaults.routing, choices=["shortest", "flow"],
+                   help="MILP routing: fixed minimum-delay routes, or the paper's per-edge link flow")
+    p.add_argument("--contention", action="store_true",
+                   help="replay the answer with link contention for the trace and Gantt chart")
+    p.add_argument("--relative-gap", type=float, default=defaults.relative_gap)
+    p.add_argument("--threads", type=int, default=defaults.threads)
+    p.add_argument("--seed", type=int, default=defaults.seed)
+    p.add_argument("-o", "--output", metavar="RESULT.json", help="write the placer.result/v1 document")
+    p.add_argument("-q", "--quiet", action="store_true", help="no live progress")
+    add_outputs(p)
+    p.set_defaults(func=run)
+
+
+def _progress_printer(quiet: bool):
+    last = {"line": ""}
+
+    def show(event: Progress) -> None:
+        if quiet or event.elapsed_s < 1.0 and event.result is None and "solving" not in event.message:
+            return
+        inc = f"{event.incumbent_ms:.4g} ms" if event.incumbent_ms is not None else "none"
+        bound = f"{event.bound_ms:.4g} ms" if event.bound_ms is not None else "none"
+        line = f"[{event.elapsed_s:6.1f} s] {event.message}: incumbent {inc}, bound {bound}"
+        if line != last["line"]:
+            print(line, file=sys.stderr, flush=True)
+            last["line"] = line
+
+    return show
+
+
+def run(args: argparse.Namespace) -> int:
+    graph = resolve_graph(args.graph)
+    hardware = resolve_hardware(args.hardware)
+    options = PlaceOptions(
+        solver=args.solver, time_limit_s=args.time_limit, routing=args.routing, contention=args.contention,
+        relative_gap=args.relative_gap, threads=args.threads, seed=args.seed,
+    )
+    result = place(graph, hardware, options, progress=_progress_printer(args.quiet))
+    print(format_summary(result, graph, hardware))
+    if args.output:
+        write_json(args.output, result.model_dump(mode="json"))
+    if result.makespan_ms is not None and (args.trace or args.gantt):
+        order: dict[str, list[str]] = {}
+        for entry in result.schedule:
+            order.setdefault(entry.device, []).append(entry.op)
+        routes = {(t.src, t.dst): t.route for t in result.transfers}
+        report = simulate(graph, hardware, result.placement, order, contention=args.contention, routes=routes)
+        write_pictures(args, report, f"{graph.name} on {hardware.name} ({result.solver})")
+    return EXIT_BY_STATUS[result.status]
