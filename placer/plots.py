@@ -36,7 +36,8 @@ def write_gantt(report: SimulationReport, path: str | Path, title: str = "") -> 
     ax.set_xlim(0, max(report.makespan_ms, 1e-9) * 1.01)
     ax.axvline(report.makespan_ms, color="red", linewidth=0.8)
     label = "with link contention" if report.contention else "no link contention"
-    ax.set_title(f"{title}  makespan {report.makespan_ms:.3f} ms ({"solver" if report.policy == "order" else "FIFO"} order, {label})".strip())
+    order = "solver's order" if report.policy == "order" else "FIFO dispatch"
+    ax.set_title(f"{title}  makespan {report.makespan_ms:.3f} ms ({order}, {label})".strip())
     ax.grid(axis="x", linewidth=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
