@@ -30,6 +30,7 @@ from solvers import SolveStatus, SolverRun, available_solvers
 __all__ = ["PlaceOptions", "Progress", "place", "available_solvers", "HEURISTICS", "EXACT_SOLVERS"]
 
 EXACT_SOLVERS = ("cpsat", "cbc", "highs")
+_NOISE = 1e-9  # relative floating-point noise in solver bounds and objectives
 HEURISTICS = ("heft", "critical_path", "single_device")
 _HEURISTIC_FUNCTIONS: dict[str, Callable[[Problem], Schedule | None]] = {
     "heft": heft,
@@ -121,7 +122,7 @@ class _Run:
         p = self.problem
         makespan = schedule.makespan_ms
         bound = min(max(bound_ms, self.bound_ms), makespan)
-        if makespan - bound <= 1e-9 * makespan:
+        if makespan - bound <= _NOISE * makespan:
             bound = makespan  # floating-point noise of the solver's bound
         single = self.baselines.single_device if self.baselines else None
         sim = self._simulate(schedule)
@@ -205,13 +206,13 @@ def place(
                 "no_solution", f"{options.solver} found no placement that fits memory, groups and pins; "
                 "an exact solver (cpsat) can search further"
             )
-        status = "optimal" if chosen.makespan_ms <= run.bound_ms * (1 + 1e-12) else "feasible"
+        status = "optimal" if chosen.makespan_ms <= run.bound_ms * (1 + _NOISE) else "feasible"
         return run.result(chosen, status, run.bound_ms)
 
     if best is not None:
         run.report("heuristic incumbent", best.makespan_ms, run.bound_ms,
                    run.result(best, "feasible", run.bound_ms))
-        if best.makespan_ms <= run.bound_ms * (1 + 1e-12):
+        if best.makespan_ms <= run.bound_ms * (1 + _NOISE):
             run.extra["proof"] = "a heuristic meets the lower bound"
             return run.result(best, "optimal", run.bound_ms)
 
@@ -234,7 +235,7 @@ def place(
                                 f"{options.time_limit_s} s and no heuristic fits memory")
     bound = max(bound, run.bound_ms)
     gap = (schedule.makespan_ms - bound) / schedule.makespan_ms if schedule.makespan_ms > 0 else 0.0
-    status = "optimal" if gap <= options.relative_gap + 1e-12 else "feasible"
+    status = "optimal" if gap <= options.relative_gap + _NOISE else "feasible"
     return run.result(schedule, status, bound)
 
 
@@ -298,6 +299,6 @@ def _solve_milp(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule |
     if not solver_run.has_solution:
         return solver_run, None, run.bound_ms
     schedule = retime(p, f.decode(p))
-    bound = (solver_run.bound if solver_run.bound is not None else 0.0) * (1 - 1e-9)
+    bound = solver_run.bound if solver_run.bound is not None else 0.0
     return solver_run, schedule, bound
 

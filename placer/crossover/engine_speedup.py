@@ -7,6 +7,7 @@ cost of moving tensors between the M devices, as the paper's SU^M does.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,11 +170,16 @@ def engine_speedups(
         if progress is not None:
             progress(f"placing {graph.name!r} on {m} devices of {hardware.name!r} with {spec.solver}")
         result = place(graph, machine, options)
-        if result.status not in ("optimal", "feasible") or not result.speedup:
+        if result.status not in ("optimal", "feasible"):
             why = f": {result.reason}" if result.reason else ""
             raise InputError(
                 f"{FIELD}: M={m}: the engine found no usable placement of {graph.name!r} on "
                 f"{[d.id for d in machine.devices]} (status {result.status}{why})"
+            )
+        if not result.speedup or not math.isfinite(result.speedup):
+            raise InputError(
+                f"{FIELD}: M={m}: {graph.name!r} does not fit on one device of {hardware.name!r}, so "
+                "SU^M (relative to one device) is undefined; give mp_speedup.given instead"
             )
         answers[m] = EngineSpeedup(
             m=m,

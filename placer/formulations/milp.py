@@ -10,7 +10,7 @@
     O[i, j]    binary      i before j, for pairs not ordered by reachability that may share a device:
                T[j] >= T[i] + Delta(i) - M (1 - O) - M (1 - S),  T[i] >= T[j] + Delta(j) - M O - M (1 - S),
                S[i, j] >= P[g(i), n] + P[g(j), n] - 1 for every device n               eq. 12
-    sum_g mem[g] P[g, n] <= Mem(n)                                                    eq. 13
+    sum_g mem[g] P[g, n] <= Mem(n)  (written divided by Mem(n))                      eq. 13
     Cmax >= T[k] + Delta(k) for sinks; minimise Cmax.
 
 M is the horizon: the best heuristic's makespan, which also caps Cmax.
@@ -143,7 +143,8 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
     for d, cap in enumerate(problem.capacity_bytes):
         demand = {g: problem.group_memory_bytes(g) for g, lits in enumerate(P) if d in lits}
         if cap is not None and sum(demand.values()) > cap:
-            prob += pulp.lpSum(mem * P[g][d] for g, mem in demand.items() if mem) <= cap, f"memory_{d}"
+            # in units of the capacity: byte-sized coefficients break the solvers' tolerances
+            prob += pulp.lpSum(mem / cap * P[g][d] for g, mem in demand.items() if mem) <= 1, f"memory_{d}"
 
     for k in range(n_ops):
         if not problem.succs[k]:

@@ -42,14 +42,20 @@ OPTIMIZERS: dict[str, tuple[int, int, int]] = {
 
 @dataclass
 class ForwardOp:
-    """One forward op. `view` ops cost nothing and may be folded into their neighbours."""
+    """One forward op. `view` ops cost nothing and may be folded into their neighbours.
+
+    `weight_bytes` is every constant the op holds (initializers, buffers, shape constants);
+    `param_bytes` / `param_elements` are the trainable (floating-point parameter) part of it,
+    which gets gradients and an optimizer update in a training step.
+    """
 
     id: str
     kind: str
     flops: float = 0.0
     bytes_accessed: float = 0.0
     weight_bytes: int = 0
-    weight_elements: int = 0
+    param_bytes: int = 0
+    param_elements: int = 0
     output_bytes: int = 0
     view: bool = False
 
@@ -104,7 +110,8 @@ def fold_views(graph: ForwardGraph) -> ForwardGraph:
         if op.weight_bytes:
             heir = by_id[outs[0]]
             heir.weight_bytes += op.weight_bytes
-            heir.weight_elements += op.weight_elements
+            heir.param_bytes += op.param_bytes
+            heir.param_elements += op.param_elements
         for p in pred[op.id]:
             into = edges.pop((p, op.id))
             succ[p].remove(op.id)
@@ -152,10 +159,10 @@ def to_document(
 
     Training step, per forward op X (group X):
       X          memory = weights + output bytes (the activation kept for the backward pass)
-      X.bwd      FLOPs = 2 x forward if X has weights (input and weight gradients), else 1 x;
-                 bytes accessed = 2 x forward; memory = weight gradient (= weight bytes)
-      X.update   only if X has weights: the optimizer's FLOPs and traffic per parameter,
-                 memory = its state (momentum 1 x, Adam 2 x the weights)
+      X.bwd      FLOPs = 2 x forward if X has parameters (input and weight gradients), else
+                 1 x; bytes accessed = 2 x forward; memory = the parameters' gradient
+      X.update   only if X has parameters: the optimizer's FLOPs and traffic per parameter,
+                 memory = its state (momentum 1 x, Adam 2 x the parameters)
     Edges: every forward edge u -> v (b bytes) gets a gradient edge v.bwd -> u.bwd (b bytes);
     X -> X.bwd and X.bwd -> X.update carry 0 bytes (same group, same device).
     """
@@ -175,20 +182,20 @@ def to_document(
         bwd_ops.append({
             "id": bwd,
             "kind": f"{op.kind}.bwd",
-            "flops": float(op.flops * (2 if op.weight_bytes else 1)),
+            "flops": float(op.flops * (2 if op.param_bytes else 1)),
             "bytes_accessed": float(2 * op.bytes_accessed),
-            "memory_bytes": int(op.weight_bytes),
+            "memory_bytes": int(op.param_bytes),
             "group": op.id,
         })
         edges_out.append({"src": op.id, "dst": bwd, "bytes": 0})
-        if op.weight_bytes:
+        if op.param_bytes:
             upd = f"{op.id}.update"
             upd_ops.append({
                 "id": upd,
                 "kind": f"{optimizer}.update",
-                "flops": float(flops_per_param * op.weight_elements),
-                "bytes_accessed": float(traffic_tensors * op.weight_bytes),
-                "memory_bytes": int(state_tensors * op.weight_bytes),
+                "flops": float(flops_per_param * op.param_elements),
+                "bytes_accessed": float(traffic_tensors * op.param_bytes),
+                "memory_bytes": int(state_tensors * op.param_bytes),
                 "group": op.id,
             })
             edges_out.append({"src": bwd, "dst": upd, "bytes": 0})

@@ -28,6 +28,7 @@ __all__ = ["import_onnx", "parse_dims", "KNOWN_OP_TYPES"]
 class _Tensor:
     shape: Shape | None  # None: shape inference found nothing
     itemsize: int
+    floating: bool = False
 
     @property
     def nbytes(self) -> int:
@@ -209,6 +210,9 @@ def _flops(n: _Node, domain: str) -> float | None:
 
 # ----------------------------------------------------------------------------- shapes
 
+# TensorProto.DataType: FLOAT, FLOAT16, DOUBLE, BFLOAT16 (trainable parameters)
+_FLOAT_TYPES = frozenset({1, 10, 11, 16})
+
 
 class _Shapes:
     """Tensor name -> _Tensor, resolving symbolic dims from `dims` and recording what it guessed."""
@@ -244,8 +248,12 @@ class _Shapes:
                 shape.append(1)
         self.tensors[vi.name] = _Tensor(tuple(shape), self.itemsize(tt.elem_type))
 
-    def add_initializer(self, init: Any) -> None:
-        self.tensors[init.name] = _Tensor(tuple(int(d) for d in init.dims), self.itemsize(init.data_type))
+    def constant(self, name: str, proto: Any) -> _Tensor:
+        """Record an initializer or a Constant node's value (a TensorProto)."""
+        floating = proto.data_type in _FLOAT_TYPES
+        t = _Tensor(tuple(int(d) for d in proto.dims), self.itemsize(proto.data_type), floating)
+        self.tensors[name] = t
+        return t
 
 
 def _load(source: str | Path | Any, onnx_mod: Any) -> Any:
@@ -315,10 +323,7 @@ def import_onnx(
     shapes = _Shapes(onnx, dims)
     for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
         shapes.add_value_info(vi)
-    weights: dict[str, _Tensor] = {}
-    for init in graph.initializer:
-        shapes.add_initializer(init)
-        weights[init.name] = shapes.tensors[init.name]
+    weights: dict[str, _Tensor] = {init.name: shapes.constant(init.name, init) for init in graph.initializer}
 
     fg = ForwardGraph()
     taken: set[str] = set()
@@ -329,10 +334,7 @@ def import_onnx(
     for index, node in enumerate(graph.node):
         attrs = _attributes(node, onnx)
         if node.op_type == "Constant" and "value" in attrs and len(node.output) == 1:
-            value = attrs["value"]
-            weights[node.output[0]] = shapes.tensors[node.output[0]] = _Tensor(
-                tuple(int(d) for d in value.dims), shapes.itemsize(value.data_type)
-            )
+            weights[node.output[0]] = shapes.constant(node.output[0], attrs["value"])
             continue
         op_id = unique_id(node.name or f"{node.op_type}_{index}", taken)
         ins = [shapes.tensors.get(t, _Tensor(None, 0)) if t else None for t in node.input]
@@ -359,7 +361,9 @@ def import_onnx(
             elif tensor_name in weights and tensor_name not in owner:
                 owner.add(tensor_name)
                 op.weight_bytes += t.nbytes
-                op.weight_elements += numel(t.shape or ())
+                if t.floating:
+                    op.param_bytes += t.nbytes
+                    op.param_elements += numel(t.shape or ())
         for tensor_name, t in zip(node.output, outs):
             if tensor_name and t is not None:
                 producer[tensor_name] = op_id

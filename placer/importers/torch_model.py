@@ -271,7 +271,8 @@ def import_torch(
         raise InputError(f"torch.export could not capture the model: {type(exc).__name__}: {first}") from None
 
     signature = exported.graph_signature
-    weight_inputs = set(signature.inputs_to_parameters) | set(signature.inputs_to_buffers)
+    trainable = set(signature.inputs_to_parameters)
+    weight_inputs = trainable | set(signature.inputs_to_buffers)
     weight_inputs |= set(getattr(signature, "inputs_to_lifted_tensor_constants", {}) or {})
     fg = ForwardGraph()
     taken: set[str] = set()
@@ -317,7 +318,9 @@ def import_torch(
             elif arg.name in weights and arg.name not in owner:
                 owner.add(arg.name)
                 op.weight_bytes += nbytes
-                op.weight_elements += numel(_shape(weights[arg.name])) if _is_tensor_like(weights[arg.name]) else 0
+                if arg.name in trainable:
+                    op.param_bytes += nbytes
+                    op.param_elements += numel(_shape(weights[arg.name]))
         if not view:
             op.output_bytes = _nbytes(out)
             op.bytes_accessed += op.output_bytes

@@ -1,0 +1,60 @@
+"""Shared fixtures and options.
+
+`--runslow` runs the larger instances. With PLACER_REQUIRE_BACKENDS=cbc,cpsat,highs (set
+by .ci/run) a missing back end fails the session instead of skipping silently.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import pytest
+
+from solvers import available_solvers
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    required = [b for b in os.environ.get("PLACER_REQUIRE_BACKENDS", "").split(",") if b]
+    have = available_solvers()
+    missing = [b for b in required if not have.get(b)]
+    if missing:
+        raise pytest.UsageError(f"required solver back ends are missing: {', '.join(missing)}")
+
+
+EXACT = [name for name, ok in available_solvers().items() if ok]
+
+
+def fully_connected(n: int, bandwidth_gb_per_s: float = 1.0, latency_us: float = 0.0, **device: Any) -> dict:
+    """n identical devices, one link per pair."""
+    return {
+        "format": "placer.hardware/v1",
+        "name": f"{n}-fully-connected",
+        "devices": [{"id": f"gpu{i}", **device} for i in range(n)],
+        "links": [
+            {"a": f"gpu{i}", "b": f"gpu{j}", "bandwidth_gb_per_s": bandwidth_gb_per_s, "latency_us": latency_us}
+            for i in range(n) for j in range(i + 1, n)
+        ],
+    }
+
+
+def graph(ops: list[tuple], edges: list[tuple] = (), **extra: Any) -> dict:
+    """A placer.graph/v1 document from (id, time_ms[, memory_bytes]) and (src, dst, bytes) tuples."""
+    return {
+        "format": "placer.graph/v1",
+        "name": extra.pop("name", "test"),
+        "ops": [{"id": o[0], "time_ms": o[1], "memory_bytes": o[2] if len(o) > 2 else 0} for o in ops],
+        "edges": [{"src": s, "dst": d, "bytes": b} for s, d, b in edges],
+    }

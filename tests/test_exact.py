@@ -1,0 +1,170 @@
+"""Exact answers: hand-derived optima, an exhaustive reference, and back ends that agree."""
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from placer.engine import PlaceOptions, place
+from placer.schema import parse_graph, parse_hardware
+from tests.conftest import EXACT, fully_connected, graph
+from tests.reference import brute_force_makespan
+
+VERIFY = Path(__file__).resolve().parents[2] / "shared" / "tools" / "verify_result.py"
+BACKENDS = [(s, r) for s in EXACT for r in (("shortest", "flow") if s != "cpsat" else ("shortest",))]
+
+
+def solve(g: dict, hw: dict, solver: str = "cpsat", routing: str = "shortest", limit: float = 20.0):
+    opts = PlaceOptions(solver=solver, routing=routing, time_limit_s=limit, threads=1, seed=0, relative_gap=0.0)
+    return place(parse_graph(g), parse_hardware(hw), opts)
+
+
+def verify(tmp_path: Path, g: dict, hw: dict, result, optimum: float | None = None) -> None:  # noqa: ANN001
+    """Run the project-independent checker from ../shared/tools on a result."""
+    files = []
+    for name, doc in (("g", g), ("hw", hw), ("r", result.model_dump(mode="json"))):
+        path = tmp_path / f"{name}.json"
+        path.write_text(json.dumps(doc))
+        files.append(str(path))
+    extra = ["--optimum", str(optimum)] if optimum is not None else []
+    done = subprocess.run([sys.executable, str(VERIFY), *files, *extra], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+# a (2 ms) feeds b and c (4 ms each); a transfer costs 1 ms. Optimum 7: a, b on one device,
+# c on the other starting at 2 + 1 = 3. Everything on one device takes 10.
+FORK = graph([("a", 2.0), ("b", 4.0), ("c", 4.0)], [("a", "b", 1_000_000), ("a", "c", 1_000_000)])
+
+
+@pytest.mark.parametrize("solver,routing", BACKENDS)
+def test_fork_optimum_is_7(solver: str, routing: str, tmp_path: Path) -> None:
+    hw = fully_connected(2)
+    r = solve(FORK, hw, solver, routing)
+    assert r.status == "optimal" and r.makespan_ms == pytest.approx(7.0)
+    assert r.lower_bound_ms == pytest.approx(7.0) and r.gap == pytest.approx(0.0, abs=1e-9)
+    assert r.single_device_ms == pytest.approx(10.0) and r.speedup == pytest.approx(10 / 7)
+    verify(tmp_path, FORK, hw, r, optimum=7.0)
+
+
+@pytest.mark.parametrize("solver,routing", BACKENDS)
+def test_expensive_communication_keeps_everything_together(solver: str, routing: str) -> None:
+    hw = fully_connected(2, bandwidth_gb_per_s=0.001)  # 1 MB takes 1000 ms
+    r = solve(FORK, hw, solver, routing)
+    assert r.status == "optimal" and r.makespan_ms == pytest.approx(10.0)
+    assert len(set(r.placement.values())) == 1 and r.transfers == []
+
+
+@pytest.mark.parametrize("solver,routing", BACKENDS)
+def test_memory_forces_a_split(solver: str, routing: str, tmp_path: Path) -> None:
+    """A chain a -> b -> c of 1 ms ops, 6 GB each, on two 12 GB devices with a 5 ms transfer.
+
+    No device holds all three, so one transfer is unavoidable: 1 + 1 + 5 + 1 = 8 ms.
+    """
+    g = graph([("a", 1.0, 6_000_000_000), ("b", 1.0, 6_000_000_000), ("c", 1.0, 6_000_000_000)],
+              [("a", "b", 5_000_000), ("b", "c", 5_000_000)])
+    hw = fully_connected(2, memory_bytes=12_000_000_000)
+    r = solve(g, hw, solver, routing)
+    assert r.status == "optimal" and r.makespan_ms == pytest.approx(8.0)
+    assert r.single_device_ms is None and r.speedup is None
+    verify(tmp_path, g, hw, r, optimum=8.0)
+
+
+def test_heterogeneous_devices_use_per_device_durations(tmp_path: Path) -> None:
+    """Analytic costs: a 4x faster GPU runs both branches itself (8 / 4 = 2 ms) rather than split."""
+    g = {"ops": [{"id": "x", "flops": 1e9}, {"id": "y", "flops": 4e9}, {"id": "z", "flops": 4e9}],
+         "edges": [{"src": "x", "dst": "y", "bytes": 1_000_000}, {"src": "x", "dst": "z", "bytes": 1_000_000}]}
+    hw = {"devices": [{"id": "slow", "peak_tflops": 1.0}, {"id": "fast", "peak_tflops": 4.0}],
+          "links": [{"a": "slow", "b": "fast", "bandwidth_gb_per_s": 1.0}]}
+    results = {s: solve(g, hw, s) for s in EXACT}
+    for s, r in results.items():
+        assert r.status == "optimal", s
+        assert r.makespan_ms == pytest.approx(0.25 + 1 + 1), s  # x on fast: 0.25 ms, y, z: 1 ms each
+        assert set(r.placement.values()) == {"fast"}
+        verify(tmp_path, g, hw, r)
+
+
+def test_infeasible_memory_is_explained() -> None:
+    g = graph([("big", 1.0, 20_000_000_000), ("small", 1.0, 1)])
+    r = solve(g, fully_connected(2, memory_bytes=16_000_000_000))
+    assert r.status == "infeasible"
+    assert "op 'big' needs 20000000000 bytes" in r.reason and "16000000000" in r.reason
+
+
+def test_infeasible_total_memory_and_pins_are_explained() -> None:
+    g = graph([("a", 1.0, 9), ("b", 1.0, 9), ("c", 1.0, 9)])
+    assert "in all" in solve(g, fully_connected(2, memory_bytes=10)).reason
+    g["ops"][0]["device"] = g["ops"][1]["device"] = "gpu1"
+    r = solve(g, fully_connected(2, memory_bytes=17))
+    assert r.status == "infeasible" and "pinned to 'gpu1' need 18 bytes" in r.reason
+
+
+def test_memory_packing_infeasibility_is_proven_by_the_solver() -> None:
+    """Three 6-byte ops on two 10-byte devices: every count check passes, no packing exists."""
+    g = graph([("a", 1.0, 6), ("b", 1.0, 6), ("c", 1.0, 6)])
+    for s in EXACT:
+        r = solve(g, fully_connected(2, memory_bytes=11))
+        assert r.status == "infeasible" and "proved" in r.reason, s
+
+
+def test_groups_and_pins_hold() -> None:
+    g = graph([("f", 1.0), ("b", 1.0), ("x", 3.0), ("y", 3.0)], [("f", "b", 1_000_000)])
+    g["ops"][0]["group"] = g["ops"][1]["group"] = "layer"
+    g["ops"][2]["device"] = "gpu1"
+    for s in EXACT + ["heft", "critical_path"]:
+        r = solve(g, fully_connected(2), s)
+        assert r.placement["f"] == r.placement["b"] and r.placement["x"] == "gpu1", s
+
+
+def _random_instance(seed: int, n_ops: int, line: bool) -> tuple[dict, dict, list, list, callable]:
+    rng = random.Random(seed)
+    ops = [(f"o{k}", float(rng.randint(1, 6))) for k in range(n_ops)]
+    edges = [(f"o{u}", f"o{v}", rng.choice([0, 1, 2, 3]) * 1_000_000)
+             for u in range(n_ops) for v in range(u + 1, n_ops) if rng.random() < 0.35]
+    if line:
+        hw = {"devices": [{"id": "gpu0"}, {"id": "gpu1"}, {"id": "gpu2"}],
+              "links": [{"a": "gpu0", "b": "gpu1", "bandwidth_gb_per_s": 1.0},
+                        {"a": "gpu1", "b": "gpu2", "bandwidth_gb_per_s": 1.0}]}
+
+        def delay(size: float, a: int, b: int) -> float:
+            return abs(a - b) * size / 1e6   # hops x 1 ms per MB
+    else:
+        hw = fully_connected(2)
+
+        def delay(size: float, a: int, b: int) -> float:
+            return size / 1e6
+    m = len(hw["devices"])
+    times = [[t] * m for _, t in ops]
+    idx = [(int(u[1:]), int(v[1:]), b) for u, v, b in edges]
+    return graph(ops, edges), hw, times, idx, delay
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("line", [False, True], ids=["2-gpus", "3-gpu-line"])
+def test_every_back_end_finds_the_brute_force_optimum(seed: int, line: bool, tmp_path: Path) -> None:
+    n_ops = 6 if line else 7
+    g, hw, times, edges, delay = _random_instance(seed, n_ops, line)
+    optimum = brute_force_makespan(times, edges, delay)
+    for solver, routing in BACKENDS:
+        r = solve(g, hw, solver, routing)
+        assert r.status == "optimal", (solver, routing)
+        assert r.makespan_ms == pytest.approx(optimum), (solver, routing)
+        assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+    verify(tmp_path, g, hw, r, optimum=optimum)
+
+
+def test_time_limited_runs_report_feasible_with_a_gap() -> None:
+    """A 40-op random graph on 4 GPUs cannot be proven in 1 s by the MILP: feasible, gap > 0."""
+    rng = random.Random(7)
+    ops = [(f"o{k}", float(rng.randint(1, 9))) for k in range(40)]
+    edges = [(f"o{u}", f"o{v}", rng.randint(0, 3) * 1_000_000)
+             for u in range(40) for v in range(u + 1, min(40, u + 6)) if rng.random() < 0.4]
+    g = graph(ops, edges)
+    for solver in [s for s in ("cbc", "highs") if s in EXACT]:
+        r = solve(g, fully_connected(4), solver, limit=1.0)
+        assert r.status == "feasible", solver
+        assert 0 < r.gap < 1 and r.lower_bound_ms < r.makespan_ms
+        assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
