@@ -1,0 +1,93 @@
+"""The command line contract: outputs, exit codes, messages on stderr."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from placer.cli import main
+from tests.conftest import fully_connected, graph
+from tests.test_exact import FORK, VERIFY
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "placer" / "examples"
+
+
+@pytest.fixture()
+def files(tmp_path: Path) -> tuple[Path, Path]:
+    g, hw = tmp_path / "g.json", tmp_path / "hw.json"
+    g.write_text(json.dumps(FORK))
+    hw.write_text(json.dumps(fully_connected(2)))
+    return g, hw
+
+
+def test_solve_writes_a_result_the_shared_verifier_accepts(files, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    g, hw = files
+    out, trace, gantt = tmp_path / "r.json", tmp_path / "t.json", tmp_path / "g.png"
+    code = main(["solve", str(g), "--hardware", str(hw), "-o", str(out), "--trace", str(trace),
+                 "--gantt", str(gantt), "--threads", "1"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "status    optimal" in text and "makespan  7 ms" in text and "1.429x vs one device" in text
+    assert "gpu0" in text and "gpu1" in text
+    result = json.loads(out.read_text())
+    assert result["format"] == "placer.result/v1" and result["baselines"]["heft_ms"] == pytest.approx(7.0)
+    assert json.loads(trace.read_text())["traceEvents"]
+    assert gantt.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    done = subprocess.run([sys.executable, str(VERIFY), str(g), str(hw), str(out), "--optimum", "7"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    assert main(["validate", str(g), "--hardware", str(hw), str(out)]) == 0
+    assert main(["simulate", str(g), "--hardware", str(hw), "--placement", str(out), "--contention",
+                 "-o", str(tmp_path / "s.json")]) == 0
+    assert json.loads((tmp_path / "s.json").read_text())["makespan_ms"] == pytest.approx(7.0)
+
+
+def test_validate_rejects_a_tampered_result(files, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    g, hw = files
+    out = tmp_path / "r.json"
+    assert main(["solve", str(g), "--hardware", str(hw), "-o", str(out), "--solver", "heft"]) == 0
+    doc = json.loads(out.read_text())
+    doc["schedule"][1]["start_ms"] -= 1.5
+    out.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["validate", str(g), "--hardware", str(hw), str(out)]) == 1
+    assert "INVALID" in capsys.readouterr().out
+
+
+def test_exit_codes(files, tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    g, hw = files
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(graph([("a", 1.0), ("b", 1.0)], [("a", "b", 0), ("b", "a", 0)])))
+    assert main(["solve", str(bad), "--hardware", str(hw)]) == 2
+    assert "cycle: a -> b -> a" in capsys.readouterr().err
+    assert main(["solve", str(tmp_path / "missing.json"), "--hardware", str(hw)]) == 2
+    assert main(["solve", str(g), "--hardware", "no_such_preset"]) == 2
+    assert "neither a file nor a preset" in capsys.readouterr().err
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(graph([("a", 1.0, 10**12)])))
+    assert main(["solve", str(big), "--hardware", str(hw)]) == 0  # no memory limit on these devices
+    small = tmp_path / "small.json"
+    small.write_text(json.dumps(fully_connected(2, memory_bytes=1000)))
+    assert main(["solve", str(big), "--hardware", str(small)]) == 3
+    assert "op 'a' needs" in capsys.readouterr().out
+
+
+def test_console_script_runs_the_demo() -> None:
+    done = subprocess.run([sys.executable, "-m", "placer.cli", "demo", "--time-limit", "20"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "inception-mini-train: 58 ops" in done.stdout and "status    optimal" in done.stdout
+
+
+def test_solve_on_the_bundled_example_with_every_back_end_agrees(tmp_path: Path) -> None:
+    g, hw = EXAMPLES / "inception_mini.json", EXAMPLES / "4gpu_nvlink.json"
+    out = tmp_path / "r.json"
+    assert main(["solve", str(g), "--hardware", str(hw), "-o", str(out), "-q", "--time-limit", "20"]) == 0
+    optimum = json.loads(out.read_text())
+    assert optimum["status"] == "optimal"
+    heft = tmp_path / "h.json"
+    assert main(["solve", str(g), "--hardware", str(hw), "-o", str(heft), "--solver", "heft"]) == 0
+    assert optimum["makespan_ms"] <= json.loads(heft.read_text())["makespan_ms"]
