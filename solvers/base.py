@@ -25,6 +25,7 @@ class SolverRun:
     objective: float | None
     bound: float | None
     wall_s: float
+    killed: bool = False  # the hard deadline stopped a solver that overran its own limit
 
     @property
     def has_solution(self) -> bool:

@@ -6,9 +6,14 @@ exposed by PuLP: it is read from CBC's log. HiGHS gives it in its info record.
 """
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import signal
 import tempfile
+import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,50 @@ def _cbc_bound(log: str, status: SolveStatus, objective: float | None) -> float 
         return objective
     found = re.search(r"^Lower bound:\s+(-?[0-9.eE+-]+)", log, re.M)
     return float(found.group(1)) if found else None
+
+
+_GRACE_S = 5.0  # CBC may overrun its own limit (MPS reading, presolve): the hard deadline is later
+
+
+def _child_pids(binary: str) -> list[int]:
+    """Our child processes running `binary` (Linux /proc), so an overrunning CBC can be killed."""
+    found = []
+    for children in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
+            except OSError:
+                continue
+            if cmdline == binary:
+                found.append(int(pid))
+    return found
+
+
+def _run_with_deadline(call: Callable[[], object], deadline_s: float, binary: str) -> bool:
+    """Run `call` (which waits for a `binary` child process); kill that child at the deadline.
+
+    Returns False when the deadline struck.
+    """
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            call()
+        except BaseException as exc:  # re-raised in the caller's thread
+            error.append(exc)
+
+    worker = threading.Thread(target=target, daemon=True)
+    worker.start()
+    worker.join(deadline_s)
+    if worker.is_alive():
+        for pid in _child_pids(binary):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        worker.join()
+        return False
+    if error:
+        raise error[0]
+    return True
 
 
 def _highs_solver(warm_start: bool, **kwargs: Any) -> Any:
@@ -89,7 +138,9 @@ def solve_milp(
                 path=path, msg=False, timeLimit=max(1.0, time_limit_s), gapRel=relative_gap,
                 threads=threads, warmStart=warm_start, logPath=str(log_path), keepFiles=False,
             )
-            prob.solve(solver)
+            if not _run_with_deadline(lambda: prob.solve(solver), time_limit_s + _GRACE_S, path):
+                return SolverRun(backend, SolveStatus.NO_SOLUTION, None, None, time.perf_counter() - began,
+                                 killed=True)
             log = log_path.read_text() if log_path.exists() else ""
     elif backend == "highs":
         solver = _highs_solver(

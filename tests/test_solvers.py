@@ -1,0 +1,95 @@
+"""Status mapping per back end, on crafted models, and the hard deadline for CBC."""
+from __future__ import annotations
+
+import random
+import subprocess
+import time
+
+import pytest
+
+from solvers import SolveStatus, available_solvers, cbc_path
+from solvers.pulp_milp import _child_pids, _run_with_deadline, solve_milp
+
+MILP = [b for b in ("cbc", "highs") if available_solvers()[b]]
+
+
+def _small(feasible: bool):  # noqa: ANN202
+    import pulp
+
+    prob = pulp.LpProblem("small", pulp.LpMinimize)
+    x = prob.add_variable("x", cat="Binary")
+    y = prob.add_variable("y", cat="Binary")
+    prob += x + y >= (1 if feasible else 3)
+    prob += 2 * x + 3 * y
+    return prob
+
+
+def _markshare(m: int = 6, n: int = 50, seed: int = 2):  # noqa: ANN202
+    """A market-share instance (Cornuejols & Dawande): feasible at once, unprovable in seconds."""
+    import pulp
+
+    rng = random.Random(seed)
+    prob = pulp.LpProblem("markshare", pulp.LpMinimize)
+    x = [prob.add_variable(f"x{j}", cat="Binary") for j in range(n)]
+    sp = [prob.add_variable(f"sp{i}", lowBound=0) for i in range(m)]
+    sm = [prob.add_variable(f"sm{i}", lowBound=0) for i in range(m)]
+    for i in range(m):
+        a = [rng.randint(0, 99) for _ in range(n)]
+        prob += pulp.lpSum(a[j] * x[j] for j in range(n)) + sp[i] - sm[i] == sum(a) // 2
+    prob += pulp.lpSum(sp) + pulp.lpSum(sm)
+    return prob
+
+
+@pytest.mark.parametrize("backend", MILP)
+def test_milp_optimal_and_infeasible(backend: str) -> None:
+    run = solve_milp(_small(True), backend, 10)
+    assert run.status is SolveStatus.OPTIMAL and run.objective == pytest.approx(2.0) and run.bound == pytest.approx(2.0)
+    assert solve_milp(_small(False), backend, 10).status is SolveStatus.INFEASIBLE
+
+
+@pytest.mark.parametrize("backend", MILP)
+def test_milp_time_limit_with_an_incumbent_is_feasible_not_optimal(backend: str) -> None:
+    """PuLP says "Optimal" here; its sol_status says IntegerFeasible."""
+    run = solve_milp(_markshare(), backend, 1.5)
+    assert run.status is SolveStatus.FEASIBLE
+    assert run.bound is not None and run.bound < run.objective
+
+
+def _knapsack_cp(n: int):  # noqa: ANN202
+    from ortools.sat.python import cp_model
+
+    rng = random.Random(1)
+    m = cp_model.CpModel()
+    xs = [m.new_bool_var(f"x{i}") for i in range(n)]
+    w = [rng.randint(10**5, 10**6) for _ in range(n)]
+    m.add(sum(a * x for a, x in zip(w, xs)) == sum(w) // 2 + 1)
+    m.minimize(sum(xs))
+    return m
+
+
+def test_cpsat_statuses() -> None:
+    from ortools.sat.python import cp_model
+
+    from solvers.cpsat import solve_cpsat
+
+    run, _ = solve_cpsat(_knapsack_cp(20), 10, threads=1)
+    assert run.status is SolveStatus.OPTIMAL and run.objective == run.bound
+    run, _ = solve_cpsat(_knapsack_cp(60), 0.001, threads=1)
+    assert run.status is SolveStatus.NO_SOLUTION and run.objective is None
+    m = cp_model.CpModel()
+    x = m.new_int_var(0, 3, "x")
+    m.add(x >= 5)
+    assert solve_cpsat(m, 5)[0].status is SolveStatus.INFEASIBLE
+
+
+@pytest.mark.skipif(cbc_path() is None, reason="no CBC binary")
+def test_an_overrunning_cbc_is_killed_at_the_deadline() -> None:
+    """CBC with no arguments waits for commands on stdin forever: the deadline must end it."""
+    path = cbc_path()
+    began = time.perf_counter()
+    finished = _run_with_deadline(
+        lambda: subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL).wait(), 0.5, path
+    )
+    assert not finished
+    assert time.perf_counter() - began < 5
+    assert _child_pids(path) == []
