@@ -19,8 +19,10 @@ __all__ = ["add_parser", "run", "summary_line"]
 
 def _add_common(parser: argparse.ArgumentParser, source_help: str) -> None:
     parser.add_argument("source", metavar="SOURCE", help=source_help)
-    parser.add_argument("-o", "--output", required=True, metavar="GRAPH.json",
-                        help="where to write the placer.graph/v1 document ('-' for stdout)")
+    parser.add_argument(
+        "-o", "--output", required=True, metavar="GRAPH.json",
+        help="where to write the placer.graph/v1 document ('-' for stdout)",
+    )
     parser.add_argument("--name", help="graph name (default: from the source)")
 
 
@@ -29,8 +31,10 @@ def _add_analytic(parser: argparse.ArgumentParser) -> None:
                         help="emit a training step: forward, backward (same group) and weight updates")
     parser.add_argument("--optimizer", choices=("sgd", "momentum", "adam"), default="adam",
                         help="optimizer of the weight-update ops with --training (default: adam)")
-    parser.add_argument("--keep-views", action="store_true",
-                        help="keep zero-cost view ops (reshape, squeeze, getitem, ...) instead of folding them")
+    parser.add_argument(
+        "--keep-views", action="store_true",
+        help="keep zero-cost view ops (reshape, squeeze, getitem, ...) instead of folding them",
+    )
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -41,17 +45,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     kinds = parser.add_subparsers(dest="kind", required=True, metavar="KIND")
 
-    onnx = kinds.add_parser("onnx", help="an ONNX model: analytic FLOPs and bytes per op",
-                            description="Import an .onnx model with shape inference; ops carry flops, "
-                            "bytes_accessed and their weights as memory.")
+    onnx = kinds.add_parser(
+        "onnx",
+        help="an ONNX model: analytic FLOPs and bytes per op",
+        description="Import an .onnx model with shape inference; ops carry flops, bytes_accessed "
+        "and their weights as memory.",
+    )
     _add_common(onnx, "the .onnx file")
     onnx.add_argument("--dim", action="append", default=[], metavar="NAME=SIZE",
                       help="value of a symbolic input dimension, e.g. --dim batch=32 (repeatable)")
     _add_analytic(onnx)
 
-    torch = kinds.add_parser("torch", help="a PyTorch model via torch.export (needs placer[torch])",
-                             description="Import a PyTorch model. SOURCE is MODULE:CALLABLE or FILE.py:CALLABLE; "
-                             "the callable returns (model, example_inputs).")
+    torch = kinds.add_parser(
+        "torch",
+        help="a PyTorch model via torch.export (needs placer[torch])",
+        description="Import a PyTorch model. SOURCE is MODULE:CALLABLE or FILE.py:CALLABLE; "
+        "the callable returns (model, example_inputs).",
+    )
     _add_common(torch, "MODULE:CALLABLE or FILE.py:CALLABLE returning (model, example_inputs)")
     _add_analytic(torch)
 

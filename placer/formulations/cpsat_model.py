@@ -115,7 +115,8 @@ def _relabel(problem: Problem, sol: Solution, classes: list[list[int]], free_gro
     return Solution(device=device, order=order)  # routes follow the devices: min-delay again
 
 
-def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float) -> CpSatFormulation:
+def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
+                redundant_cumulative: bool = True) -> CpSatFormulation:
     """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon."""
     from ortools.sat.python import cp_model
 
@@ -177,6 +178,11 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
     for intervals in per_device:
         if len(intervals) > 1:
             m.add_no_overlap(intervals)
+    if problem.n_devices > 1 and redundant_cumulative:
+        # redundant: all ops at their shortest duration share n_devices machines (energetic bound)
+        fixed = [m.new_fixed_size_interval_var(start[k], min(dur[k][d] for d in presence[problem.group[k]]), f"c_{k}")
+                 for k in range(problem.n_ops)]
+        m.add_cumulative(fixed, [1] * len(fixed), problem.n_devices)
 
     n_enforced = 0
     for i, edge in enumerate(problem.edges):

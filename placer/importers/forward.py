@@ -24,6 +24,7 @@ __all__ = [
     "to_document",
     "unique_id",
     "topological_ids",
+    "is_shape_arithmetic",
 ]
 
 Optimizer = Literal["sgd", "momentum", "adam"]
@@ -38,6 +39,16 @@ OPTIMIZERS: dict[str, tuple[int, int, int]] = {
     "momentum": (4, 5, 1),
     "adam": (12, 7, 2),
 }
+
+
+# An op all of whose tensors are this small is shape arithmetic (Shape -> Gather -> Cast -> Sqrt
+# of a head size, ...): exporters emit dozens of them and they cost nothing, so they fold like views.
+SHAPE_ARITHMETIC_MAX_BYTES = 64
+
+
+def is_shape_arithmetic(tensor_bytes: list[int | None]) -> bool:
+    """True when every tensor an op reads or writes is known and at most 64 bytes."""
+    return bool(tensor_bytes) and all(b is not None and b <= SHAPE_ARITHMETIC_MAX_BYTES for b in tensor_bytes)
 
 
 @dataclass
@@ -128,7 +139,9 @@ def fold_views(graph: ForwardGraph) -> ForwardGraph:
         removed.add(op.id)
     # Views nobody reads (an unused getitem, a reshaped graph output) cost and hold nothing: drop
     # them too, unless they own weights or nothing else would be left.
-    dangling = {op.id for op in ops if op.view and op.id not in removed and not succ[op.id] and not op.weight_bytes}
+    dangling = {
+        op.id for op in ops if op.view and op.id not in removed and not succ[op.id] and not op.weight_bytes
+    }
     if len(removed) + len(dangling) < len(ops):
         removed |= dangling
         edges = {(s, d): b for (s, d), b in edges.items() if d not in dangling}

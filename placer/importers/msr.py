@@ -78,10 +78,11 @@ def import_msr(
     first_at: dict[Any, int] = {}
     for i, node_id in enumerate(ids):
         if node_id in first_at:
-            raise InputError(f"nodes[{i}] (id {node_id!r}): duplicate id, first at nodes[{first_at[node_id]}]")
+            first = first_at[node_id]
+            raise InputError(f"nodes[{i}] (id {node_id!r}): duplicate id, first at nodes[{first}]")
         first_at[node_id] = i
     names = [node.get("name") for node in nodes]
-    use_names = all(isinstance(n, str) and 0 < len(n) <= 256 for n in names) and len(set(names)) == len(names)
+    use_names = len(set(names)) == len(names) and all(isinstance(n, str) and 0 < len(n) <= 256 for n in names)
     op_id = {node_id: (names[i] if use_names else f"n{node_id}") for i, node_id in enumerate(ids)}
 
     warnings: list[str] = []
@@ -94,7 +95,7 @@ def import_msr(
         parsed.append((
             node_id,
             _number(node, "fpgaLatency", where),
-            int(round(_number(node, "size", where, default=0.0))),
+            round(_number(node, "size", where, default=0.0)),
             _flag(node, "isBackwardNode", where),
             _flag(node, "supportedOnFpga", where),
             color,
@@ -139,7 +140,7 @@ def import_msr(
             raise InputError(f"{where}: an edge cannot join a node to itself")
         if "size" not in edge:
             missing_size += 1
-        nbytes = int(round(_number(edge, "size", where, default=0.0)))
+        nbytes = round(_number(edge, "size", where, default=0.0))
         key = (ends[0], ends[1])
         if key in edge_bytes:
             duplicates += 1

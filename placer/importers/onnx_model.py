@@ -18,7 +18,15 @@ from typing import Any
 from placer.errors import InputError
 from placer.importers import costs
 from placer.importers.costs import Shape, numel
-from placer.importers.forward import ForwardGraph, ForwardOp, Optimizer, fold_views, to_document, unique_id
+from placer.importers.forward import (
+    ForwardGraph,
+    ForwardOp,
+    Optimizer,
+    fold_views,
+    is_shape_arithmetic,
+    to_document,
+    unique_id,
+)
 from placer.importers.result import ImportResult, finish
 
 __all__ = ["import_onnx", "parse_dims", "KNOWN_OP_TYPES"]
@@ -276,6 +284,86 @@ def _set_input_dims(model: Any, dims: Mapping[str, int]) -> None:
                     d.dim_value = int(dims[d.dim_param])
 
 
+# Shape arithmetic is evaluated ahead of shape inference only when its results are this small.
+_FOLD_MAX_ELEMENTS = 1024
+_NO_FOLD = {
+    "RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli",
+}
+
+
+def _static_shapes(model: Any) -> dict[str, tuple[int, ...]]:
+    graph = model.graph
+    static = {}
+    for vi in list(graph.input) + list(graph.value_info) + list(graph.output):
+        tt = vi.type.tensor_type
+        known = vi.type.HasField("tensor_type") and tt.HasField("shape")
+        if known and all(d.HasField("dim_value") for d in tt.shape.dim):
+            static[vi.name] = tuple(int(d.dim_value) for d in tt.shape.dim)
+    return static
+
+
+def _fold_shape_arithmetic(model: Any, onnx_mod: Any, infer: Callable[[Any], Any]) -> Any:
+    """Evaluate constant shape arithmetic so that shape inference can see through it.
+
+    Exporters compute reshape targets at run time (Shape -> Gather -> Mod -> Concat -> Reshape)
+    with ops that ONNX data propagation does not evaluate, which leaves every tensor downstream
+    without a shape. Here Constant nodes become initializers, Shape nodes of statically shaped
+    tensors become their value, and nodes whose inputs are all small constants are evaluated
+    with onnx.reference; repeated with fresh shape inference until nothing changes. Returns the
+    inferred model.
+    """
+    import numpy as np
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    graph = model.graph
+    small: dict[str, Any] = {}  # name -> ndarray of constants small enough to fold through
+    for init in graph.initializer:
+        if numel(tuple(init.dims)) <= _FOLD_MAX_ELEMENTS and not init.data_location:
+            small[init.name] = numpy_helper.to_array(init)
+    inferred = infer(model)
+    for _ in range(16):
+        static = _static_shapes(inferred)
+        keep, changed = [], False
+        for node in graph.node:
+            values = None
+            inputs = [i for i in node.input if i]
+            if node.op_type == "Constant" and not node.input:
+                try:
+                    values = ReferenceEvaluator(node).run(None, {})
+                except Exception:
+                    values = None
+            elif node.op_type == "Shape" and node.input and node.input[0] in static:
+                attrs = _attributes(node, onnx_mod)
+                shape = static[node.input[0]]
+                start, end = attrs.get("start", 0), attrs.get("end", len(shape))
+                values = [np.array(shape[start:end], dtype=np.int64)]
+            elif (
+                inputs and node.domain in ("", "ai.onnx") and node.op_type not in _NO_FOLD
+                and all(i in small for i in inputs)
+                and not any(a.type in (5, 10) for a in node.attribute)  # GRAPH, GRAPHS
+            ):
+                try:
+                    values = ReferenceEvaluator(node).run(None, {i: small[i] for i in inputs})
+                except Exception:
+                    values = None
+            if values is None or len(values) != len(node.output):
+                keep.append(node)
+                continue
+            for name, value in zip(node.output, values):
+                array = np.asarray(value)
+                graph.initializer.append(numpy_helper.from_array(array, name))
+                if array.size <= _FOLD_MAX_ELEMENTS:
+                    small[name] = array
+            changed = True
+        if not changed:
+            break
+        del graph.node[:]
+        graph.node.extend(keep)
+        inferred = infer(model)
+    return inferred
+
+
 def _attributes(node: Any, onnx_mod: Any) -> dict[str, Any]:
     out = {}
     for a in node.attribute:
@@ -308,13 +396,19 @@ def import_onnx(
     except ImportError:
         raise InputError("the ONNX importer needs the onnx package: pip install 'placer[onnx]'") from None
     dims = dict(dims or {})
-    model = _load(source, onnx)
+    loaded = _load(source, onnx)
+    model = onnx.ModelProto()
+    model.CopyFrom(loaded)  # folding rewrites the graph: never the caller's proto
     warnings: list[str] = []
     if model.graph.node and any(n.op_type in ("If", "Loop", "Scan") for n in model.graph.node):
         warnings.append("control flow (If/Loop/Scan) is costed by bytes only; its subgraphs are not expanded")
     _set_input_dims(model, dims)
+
+    def infer(m: Any) -> Any:
+        return onnx.shape_inference.infer_shapes(m, check_type=False, strict_mode=False, data_prop=True)
+
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, check_type=False, strict_mode=False, data_prop=True)
+        inferred = _fold_shape_arithmetic(model, onnx, infer)
     except Exception as exc:
         warnings.append(f"ONNX shape inference failed ({exc}); using the shapes stored in the model")
         inferred = model
@@ -348,7 +442,9 @@ def import_onnx(
         if flops is None:
             unknown[node.op_type if not node.domain else f"{node.domain}.{node.op_type}"] += 1
             flops = 0.0
-        op = ForwardOp(id=op_id, kind=node.op_type, flops=flops, view=node.op_type in _VIEW)
+        sizes = [None if t is None or t.shape is None else t.nbytes for t in ins + outs if t is not None]
+        view = node.op_type in _VIEW or (not keep_views and is_shape_arithmetic(sizes))
+        op = ForwardOp(id=op_id, kind=node.op_type, flops=flops, view=view)
         seen: set[str] = set()
         for tensor_name, t in zip(node.input, ins):
             if not tensor_name or tensor_name in seen or t is None:
@@ -382,9 +478,12 @@ def import_onnx(
     if no_shape:
         listed = ", ".join(f"{k} x{v}" for k, v in sorted(no_shape.items()))
         warnings.append(f"ops whose shapes could not be inferred, costed by known bytes only: {listed}")
-    if shapes.unresolved:
-        listed = ", ".join(sorted(shapes.unresolved))
-        warnings.append(f"symbolic dimensions taken as 1 (set them with --dim NAME=SIZE): {listed}")
+    named = sorted(d for d in shapes.unresolved if d != "?" and not d.startswith("unk__"))
+    if named:
+        warnings.append(f"symbolic dimensions taken as 1 (set them with --dim NAME=SIZE): {', '.join(named)}")
+    anonymous = len(shapes.unresolved) - len(named)
+    if anonymous:
+        warnings.append(f"{anonymous} dimension(s) that shape inference could not resolve taken as 1")
     graph_name = name or (Path(source).stem if isinstance(source, (str, Path)) else graph.name) or "onnx"
     return finish(to_document(fg, graph_name, training=training, optimizer=optimizer), warnings)
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -36,20 +37,17 @@ _INPUT = re.compile(r"Input\d*")
 _KIND = re.compile(r"[A-Za-z_][\w.]*")
 
 
+@dataclass(frozen=True)
 class Layer:
-    """One profiled layer."""
+    """One profiled layer (times in ms, sizes in bytes) and the line it came from."""
 
-    __slots__ = ("id", "description", "forward_ms", "backward_ms", "activation_bytes", "parameter_bytes", "line")
-
-    def __init__(self, id: str, description: str, forward_ms: float, backward_ms: float,
-                 activation_bytes: float, parameter_bytes: float, line: int) -> None:
-        self.id = id
-        self.description = description
-        self.forward_ms = forward_ms
-        self.backward_ms = backward_ms
-        self.activation_bytes = activation_bytes
-        self.parameter_bytes = parameter_bytes
-        self.line = line
+    id: str
+    description: str
+    forward_ms: float
+    backward_ms: float
+    activation_bytes: float
+    parameter_bytes: float
+    line: int
 
     @property
     def is_input(self) -> bool:
@@ -77,7 +75,9 @@ def _number(text: str, where: str, key: str) -> float:
 
 
 def _layer(tokens: list[str], lineno: int, where: str) -> Layer:
-    meta_at = max((i for i, t in enumerate(tokens) if t.lstrip().startswith("forward_compute_time=")), default=0)
+    meta_at = max(
+        (i for i, t in enumerate(tokens) if t.lstrip().startswith("forward_compute_time=")), default=0
+    )
     if meta_at < 1:
         raise InputError(
             f"{where}: expected 'ID -- DESCRIPTION -- forward_compute_time=F, backward_compute_time=B, "
@@ -103,7 +103,9 @@ def _layer(tokens: list[str], lineno: int, where: str) -> Layer:
     )
 
 
-def parse_profile(text: str, source: str = "graph.txt") -> tuple[dict[str, Layer], list[tuple[str, str]], list[str]]:
+def parse_profile(
+    text: str, source: str = "graph.txt"
+) -> tuple[dict[str, Layer], list[tuple[str, str]], list[str]]:
     """Layers by id (file order), edges (file order, duplicates merged) and warnings."""
     layers: dict[str, Layer] = {}
     raw_edges: list[tuple[int, str, str]] = []
@@ -119,7 +121,8 @@ def parse_profile(text: str, source: str = "graph.txt") -> tuple[dict[str, Layer
             continue
         layer = _layer(tokens, lineno, where)
         if layer.id in layers:
-            raise InputError(f"{where}: layer {layer.id!r} is already defined on line {layers[layer.id].line}")
+            first = layers[layer.id].line
+            raise InputError(f"{where}: layer {layer.id!r} is already defined on line {first}")
         layers[layer.id] = layer
     if not layers:
         raise InputError(f"{source}: no layer lines found")
@@ -169,7 +172,7 @@ def import_pipedream(
             "id": layer.id,
             "kind": layer.kind,
             "time_ms": 0.0 if zero else layer.forward_ms,
-            "memory_bytes": int(round(layer.parameter_bytes + layer.activation_bytes)),
+            "memory_bytes": round(layer.parameter_bytes + layer.activation_bytes),
             "group": layer.id,
         })
         backward.append({
@@ -181,9 +184,14 @@ def import_pipedream(
         })
         out_edges.append({"src": layer.id, "dst": f"{layer.id}.bwd", "bytes": 0})
     for a, b in edges:
-        nbytes = int(round(layers[a].activation_bytes))
+        nbytes = round(layers[a].activation_bytes)
         out_edges.append({"src": a, "dst": b, "bytes": nbytes})
         out_edges.append({"src": f"{b}.bwd", "dst": f"{a}.bwd", "bytes": nbytes})
     default_name = path.parent.name if path.stem == "graph" and path.parent.name else path.stem
-    document = {"format": GRAPH_FORMAT, "name": name or default_name, "ops": forward + backward, "edges": out_edges}
+    document = {
+        "format": GRAPH_FORMAT,
+        "name": name or default_name,
+        "ops": forward + backward,
+        "edges": out_edges,
+    }
     return finish(document, warnings)

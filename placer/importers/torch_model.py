@@ -25,7 +25,15 @@ from typing import Any
 from placer.errors import InputError
 from placer.importers import costs
 from placer.importers.costs import numel
-from placer.importers.forward import ForwardGraph, ForwardOp, Optimizer, fold_views, to_document, unique_id
+from placer.importers.forward import (
+    ForwardGraph,
+    ForwardOp,
+    Optimizer,
+    fold_views,
+    is_shape_arithmetic,
+    to_document,
+    unique_id,
+)
 from placer.importers.result import ImportResult, finish
 
 __all__ = ["import_torch", "load_source"]
@@ -209,7 +217,9 @@ def load_source(spec: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     except InputError:
         raise
     except Exception as exc:
-        raise InputError(f"torch source {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}") from None
+        raise InputError(
+            f"torch source {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
+        ) from None
     factory = getattr(module, attr, None)
     if not callable(factory):
         raise InputError(f"torch source {spec!r}: {module_name} has no callable {attr!r}")
@@ -299,7 +309,9 @@ def import_torch(
         packet = getattr(node.target, "overloadpacket", None)
         registry = flop_registry.get(packet) if packet is not None else None
         inert_dropout = name_ in _DROPOUT and len(args) > 2 and not args[2]
-        view = name_ in _VIEW or inert_dropout or not _is_tensor_like(out)
+        sizes = [_nbytes(a.meta.get("val")) for a in node.all_input_nodes] + [_nbytes(out)]
+        tiny = not keep_views and is_shape_arithmetic(sizes)
+        view = name_ in _VIEW or inert_dropout or tiny or not _is_tensor_like(out)
         try:
             flops = 0.0 if view else _flops(name_, args, kwargs_, out, registry)
         except Exception:
