@@ -1,5 +1,6 @@
 """The hybrid DP x MP crossover calculator: equations, config errors, paper reproductions,
 device-count advice, the engine-computed SU^M path end to end, and the CLI."""
+
 from __future__ import annotations
 
 import doctest
@@ -103,7 +104,9 @@ def test_ring_allreduce_by_hand() -> None:
     got = hierarchical_allreduce_ms(32, 100e6, 8, 100.0, 1.0, 25.0, 5.0)
     assert got == pytest.approx(1.75 + 0.014 + 6.0 + 0.030)
     # fewer devices than a node: a plain in-node ring
-    assert hierarchical_allreduce_ms(4, 100e6, 8, 100.0, 1.0, 25.0, 5.0) == ring_allreduce_ms(4, 100e6, 100.0, 1.0)
+    assert hierarchical_allreduce_ms(4, 100e6, 8, 100.0, 1.0, 25.0, 5.0) == ring_allreduce_ms(
+        4, 100e6, 100.0, 1.0
+    )
 
 
 def test_scaling_efficiency_from_comm() -> None:
@@ -158,9 +161,7 @@ def test_scaling_efficiency_table_interpolates_with_se1_implied() -> None:
 
 
 def test_epochs_by_global_batch_use_the_mini_batch() -> None:
-    cfg = parse_config(
-        base_config(epochs={"by_global_batch": {"32": 2.0, "256": 4.0}, "mini_batch": 32})
-    )
+    cfg = parse_config(base_config(epochs={"by_global_batch": {"32": 2.0, "256": 4.0}, "mini_batch": 32}))
     assert epochs_at(cfg.epochs, 1) == 2.0
     assert epochs_at(cfg.epochs, 8) == 4.0
     assert epochs_at(cfg.epochs, 2) == pytest.approx(2.0 * 2 ** (1 / 3))  # log-log, a third of the way
@@ -225,7 +226,12 @@ def test_report_document_shape() -> None:
     assert doc["format"] == "placer.crossover-result/v1"
     assert doc["crossover_devices"] == 64
     assert doc["best_dp"] == {"devices": 256, "speedup": pytest.approx(256 * 4 / 23)}
-    assert doc["best_hybrid"] == {"devices": 256, "n": 128, "m": 2, "speedup": pytest.approx(1.32 * 128 * 4 / 12)}
+    assert doc["best_hybrid"] == {
+        "devices": 256,
+        "n": 128,
+        "m": 2,
+        "speedup": pytest.approx(1.32 * 128 * 4 / 12),
+    }
     row = next(r for r in doc["rows"] if r["devices"] == 64)
     assert row["thresholds"] == {"2": pytest.approx(2 * 4 / 7)}
     assert row["best_hybrid"] == {"n": 32, "m": 2, "speedup": pytest.approx(42.24)}
@@ -284,7 +290,10 @@ def test_devices_not_divisible_by_m_have_no_hybrid() -> None:
         ({"devices": [1, 2, 2]}, r"devices: must be strictly increasing"),
         ({"devices": []}, r"devices: List should have at least 1 item"),
         ({"devices": [0, 2]}, r"devices\[0\]: Input should be greater than or equal to 1"),
-        ({"devices": [1, 2, 16]}, r"epochs.by_width: no epochs for width 16 \(needed for DP-only on 16 devices\)"),
+        (
+            {"devices": [1, 2, 16]},
+            r"epochs.by_width: no epochs for width 16 \(needed for DP-only on 16 devices\)",
+        ),
         (
             {"devices": [4, 16], "epochs": {"by_width": {"1": 2, "4": 3}}},
             r"no epochs for width 8 \(needed for 8-way DP x 2-way MP on 16 devices\)",
@@ -294,11 +303,20 @@ def test_devices_not_divisible_by_m_have_no_hybrid() -> None:
         ({"epochs": {"by_width": {}}}, r"epochs: by_width: give at least one point"),
         ({"epochs": {"by_global_batch": {"64": 2}}}, r"epochs: mini_batch: required with by_global_batch"),
         ({"epochs": {"by_width": {"1": 0, "8": 4}}}, r"epochs.by_width.1: Input should be greater than 0"),
-        ({"scaling_efficiency": 0}, r"scaling_efficiency.constant: a scaling efficiency must be in \(0, 1\], got 0"),
+        (
+            {"scaling_efficiency": 0},
+            r"scaling_efficiency.constant: a scaling efficiency must be in \(0, 1\], got 0",
+        ),
         ({"scaling_efficiency": 1.2}, r"scaling efficiency must be in \(0, 1\], got 1.2"),
-        ({"scaling_efficiency": {"table": {"8": 1.01}}}, r"scaling_efficiency.table.8: .* \(0, 1\], got 1.01"),
+        (
+            {"scaling_efficiency": {"table": {"8": 1.01}}},
+            r"scaling_efficiency.table.8: .* \(0, 1\], got 1.01",
+        ),
         ({"scaling_efficiency": {"table": {"1": 0.9}}}, r"SE_1 = T_1 / T_1 is 1 by definition"),
-        ({"scaling_efficiency": {"table": {"4": 0.9}}}, r"scaling_efficiency.table: no efficiency for width 8"),
+        (
+            {"scaling_efficiency": {"table": {"4": 0.9}}},
+            r"scaling_efficiency.table: no efficiency for width 8",
+        ),
         (
             {
                 "scaling_efficiency": {
@@ -315,7 +333,12 @@ def test_devices_not_divisible_by_m_have_no_hybrid() -> None:
         (
             {
                 "scaling_efficiency": {
-                    "ring_allreduce": {"gradient_bytes": 1, "step_time_ms": 1, "bandwidth_gb_per_s": 1, "overlap": 2}
+                    "ring_allreduce": {
+                        "gradient_bytes": 1,
+                        "step_time_ms": 1,
+                        "bandwidth_gb_per_s": 1,
+                        "overlap": 2,
+                    }
                 }
             },
             r"scaling_efficiency.ring_allreduce.overlap: Input should be less than or equal to 1",
@@ -323,7 +346,10 @@ def test_devices_not_divisible_by_m_have_no_hybrid() -> None:
         ({"mp_speedup": {"1": 1.2}}, r"M must be >= 2 \(M = 1 is data parallelism alone\)"),
         ({"mp_speedup": {"2": -1}}, r"mp_speedup.given.2: Input should be greater than 0"),
         ({"mp_speedup": {}}, r"mp_speedup: give SU\^M for at least one M >= 2"),
-        ({"mp_speedup": {"engine": {"hardware": "dgx1_v100", "m": [2]}}}, r"mp_speedup.engine: give exactly one"),
+        (
+            {"mp_speedup": {"engine": {"hardware": "dgx1_v100", "m": [2]}}},
+            r"mp_speedup.engine: give exactly one",
+        ),
         (
             {"mp_speedup": {"engine": {"graph": "g.json", "hardware": "dgx1_v100", "m": [4, 2]}}},
             r"mp_speedup.engine: m: must be strictly increasing",
@@ -338,7 +364,11 @@ def test_devices_not_divisible_by_m_have_no_hybrid() -> None:
             r"M=\[2\] is both given and asked of the engine",
         ),
         (
-            {"mp_speedup": {"engine": {"graph": "g.json", "hardware": "h", "m": [2], "device_ids": {"2": ["a"]}}}},
+            {
+                "mp_speedup": {
+                    "engine": {"graph": "g.json", "hardware": "h", "m": [2], "device_ids": {"2": ["a"]}}
+                }
+            },
             r"device_ids.2: need 2 distinct device ids",
         ),
         ({"advice": {"fraction_of_best": 0}}, r"advice.fraction_of_best: Input should be greater than 0"),
@@ -491,6 +521,84 @@ def test_engine_with_explicit_devices_and_file_paths(tmp_path: Path) -> None:
         run(parse_config(raw), base_dir=tmp_path / "elsewhere")
 
 
+def test_engine_on_a_zoo_model() -> None:
+    """AlexNet from the zoo (47 ops) on 2 GPUs of a DGX-1 with CP-SAT: under a second."""
+    cfg = parse_config(
+        base_config(
+            mp_speedup={
+                "engine": {
+                    "model": "alexnet",
+                    "batch": 32,
+                    "hardware": "dgx1_v100",
+                    "m": [2],
+                    "solver": "cpsat",
+                    "time_limit_s": 10,
+                }
+            }
+        )
+    )
+    source = run(cfg).mp_speedup_sources[2]
+    assert source["status"] in ("optimal", "feasible") and source["solver"] == "cpsat"
+    assert source["speedup"] == pytest.approx(source["single_device_ms"] / source["makespan_ms"])
+    assert source["speedup"] > 1.0
+    unknown = parse_config(
+        base_config(mp_speedup={"engine": {"model": "lenet99", "hardware": "dgx1_v100", "m": [2]}})
+    )
+    with pytest.raises(InputError, match=r"mp_speedup.engine.model: zoo model 'lenet99' does not exist"):
+        run(unknown)
+
+
+def test_engine_refuses_files_when_asked(tmp_path: Path) -> None:
+    """A service passes allow_files=False: inline documents and preset names only."""
+    (tmp_path / "graph.json").write_text(json.dumps(fork_join_graph()))
+    by_file = parse_config(
+        base_config(mp_speedup={"engine": {"graph": "graph.json", "hardware": "dgx1_v100", "m": [2]}})
+    )
+    with pytest.raises(InputError, match=r"mp_speedup.engine.graph: file paths are not accepted here"):
+        run(by_file, base_dir=tmp_path, allow_files=False)
+    (tmp_path / "hw.json").write_text(json.dumps(star_hardware(2)))
+    hw_file = parse_config(
+        base_config(mp_speedup={"engine": {"graph": fork_join_graph(), "hardware": "hw.json", "m": [2]}})
+    )
+    with pytest.raises(InputError, match=r"mp_speedup.engine.hardware: 'hw.json' is not a preset"):
+        run(hw_file, base_dir=tmp_path, allow_files=False)
+    inline = parse_config(
+        base_config(
+            mp_speedup={
+                "engine": {"graph": fork_join_graph(), "hardware": "dgx1_v100", "m": [2], "solver": "heft"}
+            }
+        )
+    )
+    report = run(inline, allow_files=False)
+    assert report.mp_speedup_sources[2]["devices"] == ["gpu0", "gpu1"]
+
+
+def test_engine_input_errors_name_the_field() -> None:
+    unknown = parse_config(
+        base_config(
+            mp_speedup={"engine": {"graph": fork_join_graph(), "hardware": "no_such_machine", "m": [2]}}
+        )
+    )
+    with pytest.raises(
+        InputError, match=r"mp_speedup.engine.hardware: .*'no_such_machine' is neither a file"
+    ):
+        run(unknown)
+    cyclic = fork_join_graph()
+    cyclic["edges"].append({"src": "sink", "dst": "src"})
+    bad_graph = parse_config(
+        base_config(mp_speedup={"engine": {"graph": cyclic, "hardware": "dgx1_v100", "m": [2]}})
+    )
+    with pytest.raises(InputError, match=r"mp_speedup.engine.graph: graph: the graph has a cycle"):
+        run(bad_graph)
+    too_many = parse_config(
+        base_config(
+            mp_speedup={"engine": {"graph": fork_join_graph(), "hardware": star_hardware(2), "m": [2, 4]}}
+        )
+    )
+    with pytest.raises(InputError, match=r"mp_speedup.engine.m: M=4 but hardware 'star' has only 2 devices"):
+        run(too_many)
+
+
 def test_engine_failure_names_m() -> None:
     graph = fork_join_graph()
     graph["ops"][1]["memory_bytes"] = 2_000  # left does not fit a 1 kB device
@@ -508,14 +616,24 @@ def test_engine_failure_names_m() -> None:
         op["memory_bytes"] = 600  # 2.4 kB in all: fits two 1.5 kB devices, not one
     cfg = parse_config(
         base_config(
-            mp_speedup={"engine": {"graph": graph, "hardware": star_hardware(2, 1_500), "m": [2], "solver": "heft"}}
+            mp_speedup={
+                "engine": {"graph": graph, "hardware": star_hardware(2, 1_500), "m": [2], "solver": "heft"}
+            }
         )
     )
     with pytest.raises(InputError, match=r"M=2: 'fork_join' does not fit on one device of 'star'"):
         run(cfg)
     cfg = parse_config(
-        base_config(mp_speedup={"engine": {"graph": fork_join_graph(), "hardware": star_hardware(2), "m": [2],
-                                           "solver": "gurobi"}})
+        base_config(
+            mp_speedup={
+                "engine": {
+                    "graph": fork_join_graph(),
+                    "hardware": star_hardware(2),
+                    "m": [2],
+                    "solver": "gurobi",
+                }
+            }
+        )
     )
     with pytest.raises(InputError, match=r"mp_speedup.engine.solver: Input should be"):
         run(cfg)
@@ -559,7 +677,9 @@ def test_cli_bad_config_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_every_example_parses() -> None:
-    names = sorted(p.stem for p in EXAMPLES.glob("*.json") if load_json(p).get("format") == "placer.crossover/v1")
+    names = sorted(
+        p.stem for p in EXAMPLES.glob("*.json") if load_json(p).get("format") == "placer.crossover/v1"
+    )
     assert names == ["biglstm", "engine_dgx1", "gnmt", "inception_v3"]
     for name in names:
         assert math.isfinite(example(name).epochs.points[min(example(name).epochs.points)])

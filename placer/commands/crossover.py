@@ -3,6 +3,7 @@
 Prints one line per device count (DP-only speedup, the best N x M split, its gain, the eq. 6
 threshold per M), then the crossover point, the best scales and the device-count advice.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -10,11 +11,12 @@ import json
 import sys
 from pathlib import Path
 
-from placer.crossover.calculate import CrossoverReport, run as run_crossover
+from placer.crossover.calculate import CrossoverReport
+from placer.crossover.calculate import run as run_crossover
 from placer.crossover.config import parse_config
 from placer.schema import load_json
 
-__all__ = ["format_report", "add_parser", "run"]
+__all__ = ["add_parser", "format_report", "run"]
 
 
 def _pct(value: float | None) -> str:
@@ -28,7 +30,9 @@ def format_report(report: CrossoverReport) -> str:
         f"SU^{m} = {report.mp_speedup_sources[m]['speedup']:.3f} ({report.mp_speedup_sources[m]['source']})"
         for m in ms
     )
-    header = ["DEVICES", "EPOCHS", "SE", "DP-ONLY", "BEST HYBRID", "SPEEDUP", "GAIN"] + [f"EQ6 M={m}" for m in ms]
+    header = ["DEVICES", "EPOCHS", "SE", "DP-ONLY", "BEST HYBRID", "SPEEDUP", "GAIN"] + [
+        f"EQ6 M={m}" for m in ms
+    ]
     lines = [header]
     for row in report.rows:
         best = row.best_hybrid
@@ -58,14 +62,16 @@ def format_report(report: CrossoverReport) -> str:
     out.append(f"best DP-only: {best_dp.devices} devices, speedup {best_dp.dp_only.speedup:.2f}")
     if best_hybrid is not None:
         out.append(
-            f"best hybrid: {best_hybrid.n}-way DP x {best_hybrid.m}-way MP on {best_hybrid.devices} devices, "
-            f"speedup {best_hybrid.speedup:.2f} ({_pct(report.best_hybrid_gain_over_best_dp)} over the best DP-only)"
+            f"best hybrid: {best_hybrid.n}-way DP x {best_hybrid.m}-way MP on {best_hybrid.devices} "
+            f"devices, speedup {best_hybrid.speedup:.2f} "
+            f"({_pct(report.best_hybrid_gain_over_best_dp)} over the best DP-only)"
         )
     for advice in report.advice:
         out.append(
             f"advice ({advice.curve.replace('_', '-')}): {advice.fraction_of_best:.0%} of the best speedup "
-            f"({advice.best_speedup:.2f}) from {advice.fraction_devices} devices; marginal speedup per added "
-            f"device below {advice.min_marginal_speedup_per_device:g} after {advice.marginal_devices} devices; "
+            f"({advice.best_speedup:.2f}) from {advice.fraction_devices} devices; marginal speedup per "
+            f"added device below {advice.min_marginal_speedup_per_device:g} after "
+            f"{advice.marginal_devices} devices; "
             f"use {advice.recommended_devices}"
         )
     return "\n".join(out)

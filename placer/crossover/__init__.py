@@ -6,6 +6,7 @@
 - `calculate`: config + SU^M -> report (`placer.crossover-result/v1`);
 - `plot`: the report as a Figure-5-style chart (imported on demand: it loads matplotlib).
 """
+
 from __future__ import annotations
 
 from placer.crossover.calculate import CrossoverReport, evaluate, run
@@ -24,15 +25,15 @@ from placer.crossover.model import (
 __all__ = [
     "CrossoverConfig",
     "CrossoverReport",
-    "parse_config",
-    "evaluate",
-    "run",
-    "time_to_converge",
     "dp_speedup",
+    "evaluate",
+    "hierarchical_allreduce_ms",
     "hybrid_speedup",
     "hybrid_threshold",
     "loglog_interpolate",
+    "parse_config",
     "ring_allreduce_ms",
-    "hierarchical_allreduce_ms",
+    "run",
     "scaling_efficiency_from_comm",
+    "time_to_converge",
 ]

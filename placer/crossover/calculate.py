@@ -4,6 +4,7 @@ For every total device count G it compares G-way DP (eq. 3) with every N-way DP 
 split with N x M = G (eq. 5), reports the eq. 6 threshold per M, and then the crossover
 point, the best scales, WAP-style device-count advice and the energy of each configuration.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
@@ -24,14 +25,14 @@ from placer.crossover.model import (
 
 __all__ = [
     "RESULT_FORMAT",
-    "epochs_at",
-    "scaling_efficiency_at",
-    "Option",
-    "Row",
     "Advice",
     "CrossoverReport",
+    "Option",
+    "Row",
+    "epochs_at",
     "evaluate",
     "run",
+    "scaling_efficiency_at",
 ]
 
 RESULT_FORMAT = "placer.crossover-result/v1"
@@ -296,7 +297,9 @@ def evaluate(
         e_n = epochs_at(config.epochs, n, allow)
         se_n = scaling_efficiency_at(config.scaling_efficiency, n, allow)
         su_m = 1.0 if m == 1 else float(mp_speedup[m])
-        speedup = hybrid_speedup(su_m, n, se_n, epochs_1, e_n) if m > 1 else dp_speedup(n, se_n, epochs_1, e_n)
+        speedup = (
+            hybrid_speedup(su_m, n, se_n, epochs_1, e_n) if m > 1 else dp_speedup(n, se_n, epochs_1, e_n)
+        )
         return Option(n, m, e_n, se_n, su_m, speedup, energy=_energy(n * m, speedup, config.advice))
 
     rows = []
@@ -326,14 +329,19 @@ def run(
     config: CrossoverConfig,
     base_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    allow_files: bool = True,
 ) -> CrossoverReport:
-    """Evaluate a config, first asking the placement engine for any SU^M it must compute."""
+    """Evaluate a config, first asking the placement engine for any SU^M it must compute.
+
+    Relative file paths in the config resolve against `base_dir` first; a service that takes
+    configs from the network passes `allow_files=False` (inline documents and presets only).
+    """
     speedups: dict[int, float] = {m: float(s) for m, s in config.mp_speedup.given.items()}
     sources: dict[int, dict[str, Any]] = {}
     if config.mp_speedup.engine is not None:
         from placer.crossover.engine_speedup import engine_speedups
 
-        for m, answer in engine_speedups(config.mp_speedup.engine, base_dir, progress).items():
+        for m, answer in engine_speedups(config.mp_speedup.engine, base_dir, progress, allow_files).items():
             speedups[m] = answer.speedup
             sources[m] = answer.to_dict()
     return evaluate(config, speedups, sources)

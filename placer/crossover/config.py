@@ -3,6 +3,7 @@
 Shorthands: `"scaling_efficiency": 0.9` means `{"constant": 0.9}`, and an `mp_speedup`
 object keyed by M (`{"2": 1.32}`) means `{"given": {"2": 1.32}}`.
 """
+
 from __future__ import annotations
 
 from typing import Annotated, Any, Literal
@@ -14,16 +15,16 @@ from placer.schema import format_validation_error
 
 __all__ = [
     "CROSSOVER_FORMAT",
-    "EpochsSpec",
-    "LinkRateSpec",
-    "RingAllReduceSpec",
-    "ScalingSpec",
-    "EngineSpec",
-    "MpSpeedupSpec",
     "AdviceSpec",
     "CrossoverConfig",
-    "parse_config",
+    "EngineSpec",
+    "EpochsSpec",
+    "LinkRateSpec",
+    "MpSpeedupSpec",
+    "RingAllReduceSpec",
+    "ScalingSpec",
     "needed_widths",
+    "parse_config",
 ]
 
 CROSSOVER_FORMAT = "placer.crossover/v1"
@@ -112,8 +113,7 @@ class RingAllReduceSpec(_Strict):
     def _hierarchy_complete(self) -> RingAllReduceSpec:
         if (self.node_size is None) != (self.inter_node is None):
             raise ValueError(
-                "give node_size and inter_node together "
-                "(a hierarchical all-reduce needs both), or neither"
+                "give node_size and inter_node together (a hierarchical all-reduce needs both), or neither"
             )
         return self
 
@@ -134,9 +134,7 @@ class ScalingSpec(_Strict):
             if not self.table:
                 raise ValueError("table: give at least one point")
             if 1 in self.table and self.table[1] != 1.0:
-                raise ValueError(
-                    f"table.1: SE_1 = T_1 / T_1 is 1 by definition, got {self.table[1]:g}"
-                )
+                raise ValueError(f"table.1: SE_1 = T_1 / T_1 is 1 by definition, got {self.table[1]:g}")
         return self
 
 

@@ -5,6 +5,7 @@ explicit list), every switch, and the links among what is kept. SU^M is the engi
 `speedup` (best one-device time over the M-device makespan), so it already includes the
 cost of moving tensors between the M devices, as the paper's SU^M does.
 """
+
 from __future__ import annotations
 
 import math
@@ -20,7 +21,13 @@ from placer.crossover.config import EngineSpec
 from placer.errors import InputError, InvalidHardwareError
 from placer.schema import GraphSpec, HardwareSpec, load_json, parse_graph
 
-__all__ = ["EngineSpeedup", "restrict_hardware", "load_engine_graph", "load_engine_hardware", "engine_speedups"]
+__all__ = [
+    "EngineSpeedup",
+    "engine_speedups",
+    "load_engine_graph",
+    "load_engine_hardware",
+    "restrict_hardware",
+]
 
 FIELD = "mp_speedup.engine"
 
@@ -68,10 +75,10 @@ def restrict_hardware(hardware: HardwareSpec, m: int, device_ids: list[str] | No
     >>> small = restrict_hardware(hw, 2)
     >>> [d.id for d in small.devices], [(l.a, l.b) for l in small.links]
     (['g0', 'g1'], [('g0', 'sw'), ('g1', 'sw')])
-    >>> restrict_hardware(hw, 2, ["g0", "g2"])
+    >>> restrict_hardware(hw, 2, ["g0", "g2"])  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    placer.errors.InvalidHardwareError: mp_speedup.engine: hardware 'hardware' restricted to devices ['g0', 'g2'] is disconnected: g2 cannot reach g0 without a dropped device
+    placer.errors.InvalidHardwareError: mp_speedup.engine: ... disconnected: g2 cannot reach g0 ...
     """
     by_id = {d.id: d for d in hardware.devices}
     if device_ids is None:
@@ -118,40 +125,67 @@ def _local(ref: str, base_dir: Path | None) -> Path | None:
     return next((p for p in candidates if p.is_file()), None)
 
 
-def load_engine_graph(spec: EngineSpec, base_dir: Path | None = None) -> GraphSpec:
-    """The dataflow graph: an inline document, a file (relative to the config), or a zoo model."""
-    if spec.model is not None:
-        from placer import zoo  # imported here: the zoo builds models on demand
-
-        try:
-            built = zoo.build(spec.model, spec.batch) if spec.batch is not None else zoo.build(spec.model)
-        except KeyError:
-            raise InputError(f"{FIELD}.model: no zoo model {spec.model!r}") from None
-        return built if isinstance(built, GraphSpec) else parse_graph(built)
-    if isinstance(spec.graph, dict):
-        return parse_graph(spec.graph)
-    assert spec.graph is not None
-    path = _local(spec.graph, base_dir)
-    if path is None:
-        raise InputError(f"{FIELD}.graph: no such file {spec.graph!r}")
-    return parse_graph(load_json(path))
+def _reraise(exc: InputError, where: str) -> InputError:
+    """The same error, its message prefixed with the config field it came from."""
+    return type(exc)(f"{FIELD}.{where}: {exc}")
 
 
-def load_engine_hardware(spec: EngineSpec, base_dir: Path | None = None) -> HardwareSpec:
+def load_engine_graph(spec: EngineSpec, base_dir: Path | None = None, allow_files: bool = True) -> GraphSpec:
+    """The dataflow graph: an inline document, a file (relative to the config), or a zoo model.
+
+    `allow_files=False` (a service taking configs from the network) refuses file paths.
+    """
+    try:
+        if spec.model is not None:
+            from placer import zoo  # imported here: the zoo builds models on demand
+
+            try:
+                built = zoo.build(spec.model, spec.batch) if spec.batch is not None else zoo.build(spec.model)
+            except KeyError:
+                raise InputError(f"no zoo model {spec.model!r}") from None
+            return built if isinstance(built, GraphSpec) else parse_graph(built)
+        if isinstance(spec.graph, dict):
+            return parse_graph(spec.graph)
+        assert spec.graph is not None
+        if not allow_files:
+            raise InputError("file paths are not accepted here; give the placer.graph/v1 document inline")
+        path = _local(spec.graph, base_dir)
+        if path is None:
+            raise InputError(f"no such file {spec.graph!r}")
+        return parse_graph(load_json(path))
+    except InputError as exc:
+        raise _reraise(exc, "model" if spec.model is not None else "graph") from None
+
+
+def load_engine_hardware(
+    spec: EngineSpec, base_dir: Path | None = None, allow_files: bool = True
+) -> HardwareSpec:
     """The machine: an inline document, a file (relative to the config), or a preset name."""
+    import hardware_graphs
     from placer.resolve import resolve_hardware
 
     ref: str | dict[str, Any] = spec.hardware
-    if isinstance(ref, str):
-        path = _local(ref, base_dir)
-        ref = str(path) if path is not None else ref
-    return resolve_hardware(ref)
+    try:
+        if isinstance(ref, str):
+            if not allow_files:
+                if ref not in hardware_graphs.preset_names():
+                    known = ", ".join(hardware_graphs.preset_names())
+                    raise InputError(
+                        f"{ref!r} is not a preset (presets: {known}); file paths are not accepted here"
+                    )
+            else:
+                path = _local(ref, base_dir)
+                ref = str(path) if path is not None else ref
+        return resolve_hardware(ref)
+    except InputError as exc:
+        raise _reraise(exc, "hardware") from None
 
 
 def engine_speedups(
     spec: EngineSpec,
     base_dir: Path | None = None,
     progress: Callable[[str], None] | None = None,
+    allow_files: bool = True,
 ) -> dict[int, EngineSpeedup]:
     """SU^M for every M in `spec.m`, each from one engine solve on the restricted machine."""
     from placer.engine import PlaceOptions, place  # the engine pulls in the solver back ends
@@ -162,11 +196,13 @@ def engine_speedups(
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "options"
         raise InputError(f"{FIELD}.{where}: {first['msg']}") from None
-    graph = load_engine_graph(spec, base_dir)
-    hardware = load_engine_hardware(spec, base_dir)
+    graph = load_engine_graph(spec, base_dir, allow_files)
+    hardware = load_engine_hardware(spec, base_dir, allow_files)
+    machines = {
+        m: restrict_hardware(hardware, m, spec.device_ids.get(m)) for m in spec.m
+    }  # fail before solving
     answers: dict[int, EngineSpeedup] = {}
-    for m in spec.m:
-        machine = restrict_hardware(hardware, m, spec.device_ids.get(m))
+    for m, machine in machines.items():
         if progress is not None:
             progress(f"placing {graph.name!r} on {m} devices of {hardware.name!r} with {spec.solver}")
         result = place(graph, machine, options)

@@ -4,6 +4,7 @@ Speedups are relative to training on one device. Every function here takes plain
 and returns plain numbers: the config schema (`placer.crossover.config`) and the
 calculator (`placer.crossover.calculate`) decide where the numbers come from.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,14 +13,14 @@ from collections.abc import Mapping
 from placer.errors import InputError
 
 __all__ = [
-    "time_to_converge",
     "dp_speedup",
+    "hierarchical_allreduce_ms",
     "hybrid_speedup",
     "hybrid_threshold",
     "loglog_interpolate",
     "ring_allreduce_ms",
-    "hierarchical_allreduce_ms",
     "scaling_efficiency_from_comm",
+    "time_to_converge",
 ]
 
 

@@ -2,6 +2,7 @@
 
 Drawn on a bare `Figure` with the Agg canvas: no pyplot, no global state, no display.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
