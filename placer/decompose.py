@@ -1,0 +1,422 @@
+"""Series decomposition: exact bounds, and often exact answers, for graphs with time cuts.
+
+A training step of a CNN or a transformer passes through ops that every other op comes
+before or after (a concat ending an Inception block, a residual add, their gradients).
+Such a *time cut* splits the schedule: whatever runs between two consecutive cuts (a
+*segment*) runs after the first ends and before the second starts, so
+
+    makespan = sum over cuts of their durations + sum over segments of their spans,
+
+where a segment's span runs from the end of its entry cut to the start of its exit cut.
+Segments interact only through colocation groups (a layer's forward and backward ops
+share a device) and through the devices of their boundary cuts. Segments that share
+groups form a *component*; each component is solved on its own by CP-SAT, minimising the
+sum of its segments' spans. Then:
+
+- bound: sum of the cut durations + sum of the components' proven bounds. Memory
+  between components, edges that jump over a cut and small dangling sinks (weight
+  updates) are dropped, which only relaxes the problem, so the bound is valid;
+- answer: when the hardware has automorphisms that map each component's boundary
+  devices onto those already chosen, the components' answers are relabelled and stitched,
+  the dangling ops are inserted into idle gaps, and the whole is re-timed on the full
+  graph. On vertex-transitive machines (fully connected, NVSwitch, a DGX-1 quad) this
+  often meets the bound: an optimality proof in seconds where the monolithic model stalls.
+"""
+from __future__ import annotations
+
+import math
+import time
+from bisect import bisect_right
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any
+
+from placer.formulations.cpsat_model import _pick_tick, _ticks
+from placer.model import Problem
+from placer.schedule import Schedule, Solution, retime
+
+__all__ = ["Decomposition", "decompose", "solve_decomposed"]
+
+
+@dataclass
+class Decomposition:
+    """Cuts in time order; segments between them; components of coupled segments."""
+
+    dangling: list[int]
+    cuts: list[int]
+    segments: list[list[int]]           # segments[j]: ops after cuts[j-1] and before cuts[j]
+    components: list[list[int]]         # segment indices, in time order
+
+    def boundary(self, j: int) -> tuple[int | None, int | None]:
+        entry = self.cuts[j - 1] if j >= 1 else None
+        exit_ = self.cuts[j] if j < len(self.cuts) else None
+        return entry, exit_
+
+
+def _head_lengths(problem: Problem) -> tuple[list[float], float]:
+    finish = [0.0] * problem.n_ops
+    for k in range(problem.n_ops):
+        ready = max((finish[problem.edges[i].src] for i in problem.preds[k]), default=0.0)
+        finish[k] = ready + problem.min_time_ms(k)
+    return finish, max(finish, default=0.0)
+
+
+def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
+    """Find the time cuts of the graph without its dangling sinks (None if fewer than min_cuts)."""
+    n = problem.n_ops
+    finish, length = _head_lengths(problem)
+    dangling = [k for k in range(n) if not problem.succs[k] and finish[k] < length * (1 - 1e-9)
+                and len(problem.preds[k]) >= 1]
+    is_dangling = [False] * n
+    for k in dangling:
+        is_dangling[k] = True
+    core = [k for k in range(n) if not is_dangling[k]]
+    # ancestors and descendants among core ops, as bitsets
+    desc = [0] * n
+    for k in reversed(core):
+        bits = 0
+        for i in problem.succs[k]:
+            v = problem.edges[i].dst
+            if not is_dangling[v]:
+                bits |= desc[v] | (1 << v)
+        desc[k] = bits
+    anc = [0] * n
+    for k in core:
+        bits = 0
+        for i in problem.preds[k]:
+            u = problem.edges[i].src
+            bits |= anc[u] | (1 << u)
+        anc[k] = bits
+    total = len(core)
+    cuts = [k for k in core if (anc[k] | desc[k]).bit_count() == total - 1]
+    if len(cuts) < min_cuts:
+        return None
+    cut_index = {c: j for j, c in enumerate(cuts)}
+    segments: list[list[int]] = [[] for _ in range(len(cuts) + 1)]
+    cut_bits = 0
+    for c in cuts:
+        cut_bits |= 1 << c
+    for k in core:
+        if k not in cut_index:
+            segments[(anc[k] & cut_bits).bit_count()].append(k)
+    # components: segments that share a colocation group
+    parent = list(range(len(segments)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    seg_of_group: dict[int, int] = {}
+    for j, ops in enumerate(segments):
+        for k in ops:
+            g = problem.group[k]
+            if g in seg_of_group:
+                parent[find(j)] = find(seg_of_group[g])
+            else:
+                seg_of_group[g] = j
+    comps: dict[int, list[int]] = defaultdict(list)
+    for j, ops in enumerate(segments):
+        if ops:
+            comps[find(j)].append(j)
+    components = sorted(comps.values(), key=lambda c: c[0])
+    return Decomposition(dangling=dangling, cuts=cuts, segments=segments, components=components)
+
+
+@dataclass
+class _ComponentAnswer:
+    device_of_group: dict[int, int]
+    local_start_ms: dict[tuple[int, int], float]   # (segment, op) -> start within the segment
+    bound_ms: float
+    objective_ms: float
+    optimal: bool
+    status: str
+
+
+@dataclass
+class DecomposedAnswer:
+    bound_ms: float
+    schedule: Schedule | None
+    stats: dict[str, Any] = field(default_factory=dict)
+
+
+def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
+                     threads: int, seed: int, hint: Solution | None, fixed: dict[int, int] | None = None
+                     ) -> _ComponentAnswer:
+    """Minimise the sum of the spans of the component's segments (see the module docstring).
+
+    `fixed` pins groups (by index) to devices: how a component is fitted to the cut devices
+    its neighbours chose when no automorphism of the hardware can relabel it onto them.
+    """
+    from ortools.sat.python import cp_model
+
+    from solvers.cpsat import solve_cpsat
+
+    local: list[tuple[int, list[int], int | None, int | None]] = []  # (segment, ops incl. cuts, entry, exit)
+    for j in comp:
+        entry, exit_ = dec.boundary(j)
+        ops = ([entry] if entry is not None else []) + dec.segments[j] + ([exit_] if exit_ is not None else [])
+        local.append((j, ops, entry, exit_))
+    groups = sorted({problem.group[k] for _, ops, _, _ in local for k in ops})
+
+    delays: dict[tuple[int, int, int], float] = {}  # (edge, a, b) -> ms
+    edges_of: list[list[int]] = []
+    for j, ops, _, _ in local:
+        inside = set(ops)
+        es = [i for k in ops for i in problem.succs[k] if problem.edges[i].dst in inside]
+        edges_of.append(es)
+        for i in es:
+            e = problem.edges[i]
+            gu, gv = problem.group[e.src], problem.group[e.dst]
+            if gu != gv:
+                for a in problem.allowed[gu]:
+                    for b in problem.allowed[gv]:
+                        if a != b:
+                            delays[i, a, b] = problem.delay_ms(e, a, b)
+    values = [problem.time_ms[k][d] for _, ops, _, _ in local for k in ops for d in problem.allowed[problem.group[k]]]
+    values += list(delays.values())
+    worst_delay: dict[int, float] = defaultdict(float)
+    for (i, _, _), x in delays.items():
+        worst_delay[i] = max(worst_delay[i], x)
+    horizon_ms = sum(max(problem.time_ms[k]) for _, ops, _, _ in local for k in ops)
+    horizon_ms += sum(worst_delay[i] for es in edges_of for i in es)
+    tick, exact = _pick_tick(values, max(horizon_ms, 1e-6))
+    horizon = _ticks(horizon_ms, tick) + 1
+    delay_ticks = {key: _ticks(x, tick) for key, x in delays.items()}
+    worst_rounding: dict[int, float] = defaultdict(float)
+    for key, x in delays.items():
+        worst_rounding[key[0]] = max(worst_rounding[key[0]], delay_ticks[key] * tick - x)
+
+    m = cp_model.CpModel()
+    lit = {g: {d: m.new_bool_var(f"p_{g}_{d}") for d in problem.allowed[g]} for g in groups}
+    for g in groups:
+        m.add_exactly_one(lit[g].values())
+    spans = []
+    starts: dict[tuple[int, int], Any] = {}
+    slack_ms = 0.0
+    for (j, ops, entry, exit_), es in zip(local, edges_of):
+        per_device: dict[int, list[Any]] = defaultdict(list)
+        st, en = {}, {}
+        for k in ops:
+            lits = lit[problem.group[k]]
+            dur = {d: _ticks(problem.time_ms[k][d], tick) for d in lits}
+            if not exact:
+                slack_ms += max(dur[d] * tick - problem.time_ms[k][d] for d in lits)
+            s = m.new_int_var(0, horizon, f"s_{j}_{k}")
+            if len(set(dur.values())) == 1:
+                e = s + next(iter(dur.values()))
+            else:
+                e = m.new_int_var(0, horizon + max(dur.values()), f"e_{j}_{k}")
+                m.add(e == s + sum(t * lits[d] for d, t in dur.items()))
+            for d, t in dur.items():
+                if t > 0:
+                    per_device[d].append(m.new_optional_fixed_size_interval_var(s, t, lits[d], f"i_{j}_{k}_{d}"))
+            st[k], en[k] = s, e
+            starts[j, k] = s
+        for intervals in per_device.values():
+            if len(intervals) > 1:
+                m.add_no_overlap(intervals)
+        for i in es:
+            e = problem.edges[i]
+            m.add(st[e.dst] >= en[e.src])
+            gu, gv = problem.group[e.src], problem.group[e.dst]
+            if gu == gv:
+                continue
+            pu, pv = lit[gu], lit[gv]
+            for a in pu:
+                terms = [delay_ticks[i, a, b] * pv[b] for b in pv if b != a and delay_ticks[i, a, b] > 0]
+                if terms:
+                    ct = m.add(st[e.dst] >= en[e.src] + sum(terms))
+                    if len(pu) > 1:
+                        ct.only_enforce_if(pu[a])
+        if not exact:
+            slack_ms += sum(worst_rounding[i] for i in es)
+        if entry is not None:
+            m.add(st[entry] == 0)
+        begin = en[entry] if entry is not None else 0
+        if exit_ is not None:
+            finish = st[exit_]
+        else:
+            finish = m.new_int_var(0, horizon * 2, f"end_{j}")
+            for k in ops:
+                m.add(finish >= en[k])
+        spans.append(finish - begin)
+    for d, cap in enumerate(problem.capacity_bytes):
+        demand = {g: problem.group_memory_bytes(g) for g in groups if d in lit[g]}
+        if cap is not None and sum(demand.values()) > cap:
+            m.add(sum(mem * lit[g][d] for g, mem in demand.items() if mem) <= cap)
+    for g, d in (fixed or {}).items():
+        if g in lit:
+            m.add(lit[g][d] == 1)
+    m.minimize(sum(spans))
+    if hint is not None:
+        for g in groups:
+            chosen = hint.device[problem.groups[g][0]]
+            for d, v in lit[g].items():
+                m.add_hint(v, d == chosen)
+    run, solver = solve_cpsat(m, time_limit_s, threads=threads, seed=seed)
+    if not run.has_solution:
+        return _ComponentAnswer({}, {}, 0.0, math.inf, False, run.status.value)
+    device_of_group = {g: next(d for d, v in lit[g].items() if solver.value(v)) for g in groups}
+    local_start = {key: solver.value(s) * tick for key, s in starts.items()}
+    bound_ms = max(0.0, math.floor(run.bound + 1e-9) * tick - slack_ms) if run.bound is not None else 0.0
+    return _ComponentAnswer(device_of_group, local_start, bound_ms, run.objective * tick,
+                            run.status.value == "optimal", run.status.value)
+
+
+def _automorphism(problem: Problem, fixed: dict[int, int]) -> list[int] | None:
+    """A permutation of devices preserving durations, memory and route costs, with sigma[a] = b
+    for every (a, b) in `fixed`; None when there is none."""
+    n = problem.n_devices
+    prof = problem.router.cost_profile
+    names = problem.devices
+
+    def compatible(a: int, b: int) -> bool:
+        return problem.capacity_bytes[a] == problem.capacity_bytes[b] and all(
+            row[a] == row[b] for row in problem.time_ms)
+
+    sigma = [-1] * n
+    used = [False] * n
+
+    def consistent(a: int) -> bool:
+        for x in range(n):
+            if sigma[x] >= 0 and x != a:
+                if prof(names[a], names[x]) != prof(names[sigma[a]], names[sigma[x]]):
+                    return False
+        return True
+
+    for a, b in fixed.items():
+        if sigma[a] >= 0 and sigma[a] != b or used[b] and sigma[a] != b:
+            return None
+        sigma[a], used[b] = b, True
+    for a in fixed:
+        if not compatible(a, sigma[a]) or not consistent(a):
+            return None
+    free = [a for a in range(n) if sigma[a] < 0]
+
+    def extend(i: int) -> bool:
+        if i == len(free):
+            return True
+        a = free[i]
+        for b in range(n):
+            if not used[b] and compatible(a, b):
+                sigma[a], used[b] = b, True
+                if consistent(a) and extend(i + 1):
+                    return True
+                sigma[a], used[b] = -1, False
+        return False
+
+    return sigma if extend(0) else None
+
+
+def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], order: list[list[int]]) -> Solution:
+    """Place dangling sinks with their group (or main input) and slot them into idle gaps."""
+    dangling = set(dec.dangling)
+    for k in dec.dangling:
+        g = problem.group[k]
+        mates = [x for x in problem.groups[g] if x not in dangling]
+        if mates:
+            device[k] = device[mates[0]]
+        else:
+            main = max(problem.preds[k], key=lambda i: problem.edges[i].size_bytes)
+            device[k] = device[problem.edges[main].src]
+            if device[k] not in problem.allowed[g]:
+                device[k] = problem.allowed[g][0]
+        order[device[k]].append(k)
+    sol = Solution(device=device, order=order)
+    sched = retime(problem, sol)
+    for k in sorted(dec.dangling):
+        d = device[k]
+        seq = [x for x in order[d] if x != k]
+        ready = max((sched.end_ms[problem.edges[i].src] + problem.delay_ms(problem.edges[i], device[problem.edges[i].src], d)
+                     for i in problem.preds[k]), default=0.0)
+        ends = [sched.end_ms[x] for x in seq]
+        pos = bisect_right(ends, ready)
+        t = ready
+        dur = problem.time_ms[k][d]
+        while pos < len(seq) and t + dur > sched.start_ms[seq[pos]] + 1e-12:
+            t = max(t, sched.end_ms[seq[pos]])
+            pos += 1
+        seq.insert(pos, k)
+        order[d] = seq
+        sched.start_ms[k], sched.end_ms[k] = t, t + dur
+    return Solution(device=device, order=order)
+
+
+def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, threads: int, seed: int,
+                     hint: Solution | None) -> DecomposedAnswer:
+    """Bound and (when the hardware allows stitching) an answer, within about time_limit_s.
+
+    A fifth of the time is kept for re-fitting components that no automorphism maps
+    onto the cut devices already chosen.
+    """
+    began = time.perf_counter()
+    refit_s = time_limit_s / 5
+    time_limit_s -= refit_s
+    cut_ms = sum(problem.min_time_ms(c) for c in dec.cuts)
+    answers = []
+    sizes = [sum(len(dec.segments[j]) for j in comp) for comp in dec.components]
+    total = max(1, sum(sizes))
+    for comp, size in zip(dec.components, sizes):
+        remaining = time_limit_s - (time.perf_counter() - began)
+        budget = max(0.05, remaining * size / max(1, total))
+        total -= size
+        answers.append(_solve_component(problem, dec, comp, budget, threads, seed, hint))
+    bound = cut_ms + sum(a.bound_ms for a in answers)
+    stats = {"cuts": len(dec.cuts), "components": len(dec.components), "largest_component_ops": max(sizes, default=0),
+             "dangling_ops": len(dec.dangling), "components_optimal": sum(a.optimal for a in answers),
+             "decomposition_bound_ms": bound, "decomposition_s": time.perf_counter() - began}
+    stats["component_status"] = [a.status for a in answers]
+    if any(not a.device_of_group for a in answers):
+        return DecomposedAnswer(bound, None, stats)
+
+    # stitch: walk time order, relabel each component onto the cut devices already chosen
+    assigned: dict[int, int] = {}
+    device = [-1] * problem.n_ops
+    comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
+    done: set[int] = set()
+    for j in range(len(dec.segments)):
+        entry, _ = dec.boundary(j)
+        if entry is not None and problem.group[entry] not in assigned:
+            prev = device[dec.cuts[dec.cuts.index(entry) - 1]] if dec.cuts.index(entry) > 0 else 0
+            allowed = problem.allowed[problem.group[entry]]
+            assigned[problem.group[entry]] = prev if prev in allowed else allowed[0]
+        if entry is not None:
+            device[entry] = assigned[problem.group[entry]]
+        c = comp_of_segment.get(j)
+        if c is None or c in done:
+            continue
+        done.add(c)
+        ans = answers[c]
+        fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
+        sigma = _automorphism(problem, fixed) if len(set(fixed.values())) == len(fixed) else None
+        if sigma is None:
+            pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
+            budget = max(0.2, refit_s / max(1, len(dec.components)))
+            ans = answers[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, hint, pinned)
+            if not ans.device_of_group:
+                stats["failed"] = f"component {c} cannot be fitted: {ans.status}"
+                return DecomposedAnswer(bound, None, stats)
+            sigma = list(range(problem.n_devices))
+            stats["refitted_components"] = stats.get("refitted_components", 0) + 1
+        for g, d in ans.device_of_group.items():
+            assigned.setdefault(g, sigma[d])
+    dangling = set(dec.dangling)
+    for k in range(problem.n_ops):
+        if k not in dangling:
+            device[k] = assigned[problem.group[k]]
+    # order per device: time order of segments and cuts, segments by their local starts
+    order: list[list[int]] = [[] for _ in problem.devices]
+    for j, ops in enumerate(dec.segments):
+        entry, _ = dec.boundary(j)
+        if entry is not None:
+            order[device[entry]].append(entry)
+        c = comp_of_segment.get(j)
+        local = answers[c].local_start_ms if c is not None else {}
+        for k in sorted(ops, key=lambda k: (local.get((j, k), 0.0), k)):
+            order[device[k]].append(k)
+    solution = _insert_dangling(problem, dec, device, order)
+    schedule = retime(problem, solution)
+    stats["stitched_ms"] = schedule.makespan_ms
+    return DecomposedAnswer(bound, schedule, stats)
