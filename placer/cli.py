@@ -19,7 +19,7 @@ EXIT_INFEASIBLE = 3
 EXIT_NO_SOLUTION = 4
 
 # Sub-command modules in placer.commands, in the order `placer --help` lists them.
-COMMANDS = ("solve", "simulate", "validate", "demo", "presets", "crossover", "import_", "zoo", "serve")
+COMMANDS = ("solve", "simulate", "validate", "demo", "presets", "crossover", "import_", "zoo", "serve", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -31,6 +31,7 @@ __all__ = ["PlaceOptions", "Progress", "place", "available_solvers", "HEURISTICS
 
 EXACT_SOLVERS = ("cpsat", "cbc", "highs")
 _NOISE = 1e-9  # relative floating-point noise in solver bounds and objectives
+_MILP_TOL_MS = 1e-6  # the MILP solvers' own optimality tolerance
 HEURISTICS = ("heft", "critical_path", "single_device")
 _HEURISTIC_FUNCTIONS: dict[str, Callable[[Problem], Schedule | None]] = {
     "heft": heft,
@@ -332,5 +333,9 @@ def _solve_milp(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule |
         return solver_run, None, run.bound_ms
     schedule = retime(p, f.decode(p))
     bound = solver_run.bound if solver_run.bound is not None else 0.0
+    if solver_run.status is SolveStatus.OPTIMAL:
+        # proven up to the solver's feasibility tolerance (HiGHS: 1e-6 absolute on Cmax)
+        if schedule.makespan_ms - bound <= _MILP_TOL_MS * max(1.0, schedule.makespan_ms):
+            bound = schedule.makespan_ms
     return solver_run, schedule, bound
 

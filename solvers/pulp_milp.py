@@ -144,7 +144,7 @@ def solve_milp(
             log = log_path.read_text() if log_path.exists() else ""
     elif backend == "highs":
         solver = _highs_solver(
-            warm_start, msg=False, timeLimit=time_limit_s, gapRel=relative_gap, threads=threads
+            warm_start, msg=False, timeLimit=time_limit_s, gapRel=relative_gap, gapAbs=0.0, threads=threads
         )
         prob.solve(solver)
     else:

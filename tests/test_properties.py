@@ -26,7 +26,7 @@ def dags(draw: st.DrawFn, max_ops: int = 9) -> dict:
 
 def _check(doc: dict, hw_doc: dict, solver: str) -> None:
     g, hw = parse_graph(doc), parse_hardware(hw_doc)
-    r = place(g, hw, PlaceOptions(solver=solver, time_limit_s=10, threads=1, relative_gap=0.0))
+    r = place(g, hw, PlaceOptions(solver=solver, time_limit_s=10, threads=1))
     assert r.status in ("optimal", "infeasible"), r.status
     if r.status == "infeasible":
         return
@@ -56,7 +56,7 @@ def test_milp_back_ends_agree_with_cpsat(doc: dict) -> None:
     g, h = parse_graph(doc), parse_hardware(hw)
     spans = {}
     for solver in EXACT:
-        r = place(g, h, PlaceOptions(solver=solver, time_limit_s=20, threads=1, relative_gap=0.0))
+        r = place(g, h, PlaceOptions(solver=solver, time_limit_s=20, threads=1))
         assert r.status == "optimal", solver
         spans[solver] = r.makespan_ms
     # CP-SAT rounds non-round times up to ticks, so agreement is to the tick size

@@ -55,11 +55,16 @@ class CpSatFormulation:
         return max(0.0, math.floor(bound_ticks + 1e-9) * self.tick_ms - self.rounding_slack_ms)
 
 
-def _pick_tick(values: list[float], horizon_ms: float) -> tuple[float, bool]:
-    """The largest round tick that makes every value an integer, else a fine approximate one."""
+def _pick_tick(values: list[float], horizon_ms: float, min_ticks: float = 1.0) -> tuple[float, bool]:
+    """The largest round tick that makes every value an integer, else a fine approximate one.
+
+    `min_ticks`: the horizon must span at least this many ticks (fine resolution).
+    """
     for tick in _ROUND_TICKS_MS:
         if horizon_ms / tick > _MAX_TICKS:
             break
+        if horizon_ms / tick < min_ticks:
+            continue
         if all(abs(v / tick - round(v / tick)) <= 1e-9 * max(1.0, v / tick) for v in values):
             return tick, True
     return max(horizon_ms, 1e-9) / _APPROX_TICKS, False
@@ -92,7 +97,8 @@ def _tick_makespan(problem: Problem, sol: Solution, dur: list[list[int]], delay:
         a, b = sol.device[e.src], sol.device[e.dst]
         return delay[i][(a, b)] if a != b else 0
 
-    start, end = earliest_times(problem, sol, lambda k, d: dur[k][d], edge_delay, 0)
+    # zero-length ops occupy one tick of their device in the model: schedule them so too
+    start, end = earliest_times(problem, sol, lambda k, d: max(1, dur[k][d]), edge_delay, 0)
     return start, max(end, default=0)
 
 
@@ -127,7 +133,9 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         horizon_ms = incumbent.makespan_ms
     else:
         horizon_ms = sum(max(row) for row in problem.time_ms) + sum(max(d.values(), default=0.0) for d in delays_ms)
-    tick, exact = _pick_tick(values, horizon_ms)
+    has_points = any(problem.time_ms[k][d] == 0 for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]])
+    # zero-length ops occupy one tick (see below): keep that tick negligible
+    tick, exact = _pick_tick(values, horizon_ms, min_ticks=_APPROX_TICKS / 2 if has_points else 1.0)
     dur = [[_ticks(t, tick) for t in row] for row in problem.time_ms]
     delay = [{pair: _ticks(x, tick) for pair, x in per_edge.items()} for per_edge in delays_ms]
 
@@ -141,6 +149,8 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
                 default=0.0,
             )
 
+    slack_ms += tick * sum(1 for k in range(problem.n_ops)
+                           if any(dur[k][d] == 0 for d in problem.allowed[problem.group[k]]))
     classes = problem.interchangeable_devices
     free_groups = [g for g in range(len(problem.groups)) if len(problem.allowed[g]) == problem.n_devices]
     free_groups.sort(key=lambda g: problem.groups[g][0])
@@ -149,7 +159,7 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         hint = _relabel(problem, incumbent.solution, classes, free_groups)
         hint_start, horizon = _tick_makespan(problem, hint, dur, delay)
     else:
-        horizon = sum(max(row) for row in dur) + sum(max(d.values(), default=0) for d in delay)
+        horizon = sum(max(max(row), 1) for row in dur) + sum(max(d.values(), default=0) for d in delay)
 
     m = cp_model.CpModel()
     presence: list[dict[int, Any]] = []
@@ -171,8 +181,9 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
             e = m.new_int_var(0, horizon, f"e_{k}")
             m.add(e == s + sum(t * lits[d] for d, t in durations.items()))
         for d, t in durations.items():
-            if t > 0:
-                per_device[d].append(m.new_optional_fixed_size_interval_var(s, t, lits[d], f"i_{k}_{d}"))
+            # a zero-length op is a point that must not fall strictly inside another op on its
+            # device; a one-tick interval enforces that (charged to the rounding slack below)
+            per_device[d].append(m.new_optional_fixed_size_interval_var(s, max(t, 1), lits[d], f"i_{k}_{d}"))
         start.append(s)
         end.append(e)
     for intervals in per_device:
