@@ -31,7 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from placer.formulations.cpsat_model import _pick_tick, _ticks
+from placer.formulations.cpsat_model import _pick_tick, _ticks, add_symmetry_breaking
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, retime
 
@@ -249,6 +249,10 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
     for g, d in (fixed or {}).items():
         if g in lit:
             m.add(lit[g][d] == 1)
+    if not fixed:
+        first_op = {g: min(problem.groups[g]) for g in groups}
+        free = sorted((g for g in groups if len(problem.allowed[g]) == problem.n_devices), key=first_op.__getitem__)
+        add_symmetry_breaking(m, problem.interchangeable_devices, free, lit)
     m.minimize(sum(spans))
     if hint is not None:
         for g in groups:

@@ -121,6 +121,36 @@ def _relabel(problem: Problem, sol: Solution, classes: list[list[int]], free_gro
     return Solution(device=device, order=order)  # routes follow the devices: min-delay again
 
 
+def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], presence: Any) -> int:
+    """Interchangeable devices are first used in class order by `groups` (taken in order).
+
+    Valid because any solution can be relabelled by a permutation of a class of devices that
+    the hardware makes interchangeable (placer.model.Problem.interchangeable_devices).
+    Returns the number of constraints added.
+    """
+    added = 0
+    for cls in classes:
+        used: list[Any] = [None] * len(cls)
+        for g in groups:
+            lits = presence[g]
+            for j in range(1, len(cls)):
+                if used[j - 1] is None:
+                    m.add(lits[cls[j]] == 0)
+                else:
+                    m.add_implication(lits[cls[j]], used[j - 1])
+                added += 1
+            for j, d in enumerate(cls):
+                if used[j] is None:
+                    used[j] = lits[d]
+                else:
+                    both = m.new_bool_var(f"u_{g}_{d}")
+                    m.add_bool_or([used[j], lits[d]]).only_enforce_if(both)
+                    m.add_implication(used[j], both)
+                    m.add_implication(lits[d], both)
+                    used[j] = both
+    return added
+
+
 def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
                 redundant_cumulative: bool = True) -> CpSatFormulation:
     """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon."""
@@ -223,26 +253,7 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
     m.add(cmax >= max(0, math.floor((lower_bound_ms - slack_ms) / tick)))
     m.minimize(cmax)
 
-    n_symmetry = 0
-    for cls in classes:
-        used: list[Any] = [None] * len(cls)
-        for g in free_groups:
-            lits = presence[g]
-            for j in range(1, len(cls)):
-                if used[j - 1] is None:
-                    m.add(lits[cls[j]] == 0)
-                else:
-                    m.add_implication(lits[cls[j]], used[j - 1])
-                n_symmetry += 1
-            for j, d in enumerate(cls):
-                if used[j] is None:
-                    used[j] = lits[d]
-                else:
-                    both = m.new_bool_var(f"u_{g}_{d}")
-                    m.add_bool_or([used[j], lits[d]]).only_enforce_if(both)
-                    m.add_implication(used[j], both)
-                    m.add_implication(lits[d], both)
-                    used[j] = both
+    n_symmetry = add_symmetry_breaking(m, classes, free_groups, presence)
 
     if hint is not None:
         for g, lits in enumerate(presence):
