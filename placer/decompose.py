@@ -37,6 +37,8 @@ from placer.schedule import Schedule, Solution, retime
 
 __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
+FIRST_PASS_SHARE = 0.4  # of the component time; the rest goes to the largest remaining gaps
+
 
 @dataclass
 class Decomposition:
@@ -142,7 +144,8 @@ class DecomposedAnswer:
 
 
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
-                     threads: int, seed: int, hint: Solution | None, fixed: dict[int, int] | None = None
+                     threads: int, seed: int, hint: Solution | _ComponentAnswer | None,
+                     fixed: dict[int, int] | None = None
                      ) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
 
@@ -254,7 +257,14 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         free = sorted((g for g in groups if len(problem.allowed[g]) == problem.n_devices), key=first_op.__getitem__)
         add_symmetry_breaking(m, problem.interchangeable_devices, free, lit)
     m.minimize(sum(spans))
-    if hint is not None:
+    if isinstance(hint, _ComponentAnswer) and hint.device_of_group:
+        for g in groups:
+            for d, v in lit[g].items():
+                m.add_hint(v, d == hint.device_of_group.get(g))
+        for key, var in starts.items():
+            if key in hint.local_start_ms:
+                m.add_hint(var, min(horizon, max(0, round(hint.local_start_ms[key] / tick))))
+    elif isinstance(hint, Solution):
         for g in groups:
             chosen = hint.device[problem.groups[g][0]]
             for d, v in lit[g].items():
@@ -352,26 +362,47 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
                      hint: Solution | None) -> DecomposedAnswer:
     """Bound and (when the hardware allows stitching) an answer, within about time_limit_s.
 
-    A fifth of the time is kept for re-fitting components that no automorphism maps
-    onto the cut devices already chosen.
+    On hardware that is not vertex-transitive a fifth of the time is kept for re-fitting
+    components that no automorphism maps onto the cut devices already chosen.
     """
     began = time.perf_counter()
-    refit_s = time_limit_s / 5
+    transitive = all(_automorphism(problem, {0: d}) is not None for d in range(problem.n_devices))
+    refit_s = 0.0 if transitive else time_limit_s / 5
     time_limit_s -= refit_s
     cut_ms = sum(problem.min_time_ms(c) for c in dec.cuts)
     answers = []
     sizes = [sum(len(dec.segments[j]) for j in comp) for comp in dec.components]
     total = max(1, sum(sizes))
+    first_pass_s = FIRST_PASS_SHARE * time_limit_s
     for comp, size in zip(dec.components, sizes):
-        remaining = time_limit_s - (time.perf_counter() - began)
+        remaining = first_pass_s - (time.perf_counter() - began)
         budget = max(0.05, remaining * size / max(1, total))
         total -= size
         answers.append(_solve_component(problem, dec, comp, budget, threads, seed, hint))
+    # second pass: the components with the largest absolute gaps get the rest of the time
+    open_gaps = sorted((a.objective_ms - a.bound_ms, c) for c, a in enumerate(answers) if not a.optimal)
+    gap_total = sum(g for g, _ in open_gaps)
+    for gap, c in reversed(open_gaps):
+        remaining = time_limit_s - (time.perf_counter() - began)
+        if remaining < 0.2 or gap_total <= 0:
+            break
+        budget = remaining * gap / gap_total
+        gap_total -= gap
+        again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, answers[c])
+        if again.device_of_group:
+            again.bound_ms = max(again.bound_ms, answers[c].bound_ms)
+            if again.objective_ms > answers[c].objective_ms:
+                again.device_of_group, again.local_start_ms = answers[c].device_of_group, answers[c].local_start_ms
+                again.objective_ms = answers[c].objective_ms
+            answers[c] = again
+        else:
+            answers[c].bound_ms = max(answers[c].bound_ms, again.bound_ms)
     bound = cut_ms + sum(a.bound_ms for a in answers)
     stats = {"cuts": len(dec.cuts), "components": len(dec.components), "largest_component_ops": max(sizes, default=0),
              "dangling_ops": len(dec.dangling), "components_optimal": sum(a.optimal for a in answers),
              "decomposition_bound_ms": bound, "decomposition_s": time.perf_counter() - began}
     stats["component_status"] = [a.status for a in answers]
+    stats["parts_ms"] = cut_ms + sum(a.objective_ms for a in answers)
     if any(not a.device_of_group for a in answers):
         return DecomposedAnswer(bound, None, stats)
 
@@ -397,8 +428,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         sigma = _automorphism(problem, fixed) if len(set(fixed.values())) == len(fixed) else None
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
-            budget = max(0.2, refit_s / max(1, len(dec.components)))
-            ans = answers[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, hint, pinned)
+            budget = max(0.5, refit_s / max(1, len(dec.components)))
+            ans = answers[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, ans, pinned)
             if not ans.device_of_group:
                 stats["failed"] = f"component {c} cannot be fitted: {ans.status}"
                 return DecomposedAnswer(bound, None, stats)

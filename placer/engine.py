@@ -32,6 +32,7 @@ __all__ = ["PlaceOptions", "Progress", "place", "available_solvers", "HEURISTICS
 EXACT_SOLVERS = ("cpsat", "cbc", "highs")
 _NOISE = 1e-9  # relative floating-point noise in solver bounds and objectives
 _MILP_TOL_MS = 1e-6  # the MILP solvers' own optimality tolerance
+_RESULT_EVERY_S = 5.0  # how often progress carries a full validated incumbent
 HEURISTICS = ("heft", "critical_path", "single_device")
 _HEURISTIC_FUNCTIONS: dict[str, Callable[[Problem], Schedule | None]] = {
     "heft": heft,
@@ -218,10 +219,16 @@ def place(
             return run.result(best, "optimal", run.bound_ms)
 
     if options.solver == "cpsat":
-        best = _try_decomposition(run, best)
+        best, decomposed = _try_decomposition(run, best)
         if best is not None and best.makespan_ms <= run.bound_ms * (1 + options.relative_gap + _NOISE):
             run.extra["proof"] = "the series decomposition meets its bound"
             return run.result(best, "optimal", run.bound_ms)
+        if decomposed and p.n_ops > MONOLITHIC_MAX_OPS:
+            # the monolithic model of a big graph spends seconds in CP-SAT's first
+            # propagation (beyond its time limit) and does not improve on the parts
+            assert best is not None
+            gap = (best.makespan_ms - run.bound_ms) / best.makespan_ms
+            return run.result(best, "optimal" if gap <= options.relative_gap + _NOISE else "feasible", run.bound_ms)
         solver_run, schedule, bound = _solve_cpsat(run, best)
     else:
         solver_run, schedule, bound = _solve_milp(run, best)
@@ -244,21 +251,27 @@ def place(
     return run.result(schedule, status, bound)
 
 
+PRESOLVE_MAX_OPS = 400     # above this CP-SAT's presolve costs seconds and overruns the limit
+MONOLITHIC_MAX_OPS = 400   # above this, a decomposed graph is not also solved whole
 DECOMPOSE_MIN_OPS = 100    # below this the monolithic model is usually proven quickly
-DECOMPOSE_SHARE = 0.5      # of the time limit, for the components
+DECOMPOSE_SHARE = 0.6      # of the time limit when the whole graph is solved after the parts
 
 
-def _try_decomposition(run: _Run, best: Schedule | None) -> Schedule | None:
-    """Series decomposition (placer.decompose): a better bound, often a better incumbent."""
+def _try_decomposition(run: _Run, best: Schedule | None) -> tuple[Schedule | None, bool]:
+    """Series decomposition (placer.decompose): a better bound, often a better incumbent.
+
+    Returns the best schedule and whether the decomposition ran.
+    """
     from placer.decompose import decompose, solve_decomposed
 
     p, options = run.problem, run.options
     if p.n_ops < DECOMPOSE_MIN_OPS or p.n_devices < 2:
-        return best
+        return best, False
     dec = decompose(p)
     if dec is None or len(dec.components) < 2:
-        return best
-    budget = DECOMPOSE_SHARE * max(0.0, options.time_limit_s - run.elapsed())
+        return best, False
+    share = 0.95 if p.n_ops > MONOLITHIC_MAX_OPS else DECOMPOSE_SHARE
+    budget = share * max(0.0, options.time_limit_s - run.elapsed())
     run.report(f"decomposition: {len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {budget:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
     answer = solve_decomposed(p, dec, budget, options.threads, options.seed, best.solution if best else None)
@@ -269,7 +282,7 @@ def _try_decomposition(run: _Run, best: Schedule | None) -> Schedule | None:
         best = answer.schedule
         run.report("decomposition incumbent", best.makespan_ms, run.bound_ms,
                    run.result(best, "feasible", run.bound_ms))
-    return best
+    return best, True
 
 
 def _solve_cpsat(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule | None, float]:
@@ -282,30 +295,38 @@ def _solve_cpsat(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule 
     run.extra.update(f.stats)
     run.extra.update(tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
-    state = {"last_report": 0.0, "best_ms": best.makespan_ms if best else math.inf}
+    state = {"last_report": 0.0, "last_result": 0.0, "best_ms": best.makespan_ms if best else math.inf}
     lock = threading.Lock()
 
     def on_solution(cb: Any) -> None:
-        bound = f.lower_bound_ms(cb.best_objective_bound)
-        incumbent_ticks = cb.objective_value
+        """Runs in the solver's thread and blocks its search: numbers often, a full
+        validated result (for callers that may be cut off) at most every few seconds."""
         now = run.elapsed()
         with lock:
-            if run.progress is None or now - state["last_report"] < 0.5:
+            if now - state["last_report"] < 0.5:
                 return
             state["last_report"] = now
-        schedule = retime(p, f.decode(cb.value, p))
+            full = now - state["last_result"] >= _RESULT_EVERY_S
+            if full:
+                state["last_result"] = now
+        bound = max(run.bound_ms, f.lower_bound_ms(cb.best_objective_bound))
+        incumbent = cb.objective_value * f.tick_ms
         result = None
-        if schedule.makespan_ms < state["best_ms"]:
-            state["best_ms"] = schedule.makespan_ms
-            result = run.result(schedule, "feasible", bound)
-        run.report("cpsat incumbent", min(state["best_ms"], incumbent_ticks * f.tick_ms), bound, result)
+        if full:
+            schedule = retime(p, f.decode(cb.value, p))
+            if schedule.makespan_ms < state["best_ms"]:
+                state["best_ms"] = schedule.makespan_ms
+                result = run.result(schedule, "feasible", bound)
+        run.report("cpsat incumbent", min(state["best_ms"], incumbent), bound, result)
 
-    remaining = max(0.1, options.time_limit_s - run.elapsed())
+    # CP-SAT overruns its limit a little (presolve, callbacks): keep a margin
+    remaining = max(0.1, 0.9 * (options.time_limit_s - run.elapsed()) - 0.2)
     run.report(f"cpsat: solving ({p.n_ops} ops, {p.n_devices} devices, limit {remaining:.1f} s)",
                best.makespan_ms if best else None, run.bound_ms)
     solver_run, solver = solve_cpsat(
         f.model, remaining, threads=options.threads, seed=options.seed,
         relative_gap=options.relative_gap, on_solution=on_solution if run.progress else None,
+        presolve=p.n_ops <= PRESOLVE_MAX_OPS,
     )
     if not solver_run.has_solution:
         return solver_run, None, run.bound_ms

@@ -39,8 +39,9 @@ GRAPH_FORMAT = "placer.graph/v1"
 HARDWARE_FORMAT = "placer.hardware/v1"
 RESULT_FORMAT = "placer.result/v1"
 
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+# strict: a float field takes JSON numbers only (true and "1" are errors, ints are fine)
+NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
+Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
 Bytes = Annotated[int, Field(ge=0)]
 Identifier = Annotated[str, Field(min_length=1, max_length=256)]
 

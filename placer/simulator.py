@@ -116,7 +116,18 @@ def simulate(
         raise InputError(f"placement names unknown ops: {', '.join(map(repr, unknown[:5]))}")
     order_idx = None
     if order is not None:
+        for d, ops in order.items():
+            if d not in problem.device_index:
+                raise InputError(f"order: {d!r} is not a device")
+            for o in ops:
+                if o not in problem.op_index:
+                    raise InputError(f"order: device {d!r} lists unknown op {o!r}")
+                if placement.get(o) != d:
+                    raise InputError(f"order: op {o!r} is listed on {d!r} but placed on {placement.get(o)!r}")
         order_idx = [[problem.op_index[o] for o in order.get(d, ())] for d in problem.devices]
+        listed = sum(len(ops) for ops in order_idx)
+        if listed != problem.n_ops or len({o for ops in order_idx for o in ops}) != problem.n_ops:
+            raise InputError("order: every op must be listed exactly once, on the device it is placed on")
     edge_routes = {}
     for i, e in enumerate(problem.edges):
         key = (problem.ops[e.src], problem.ops[e.dst])

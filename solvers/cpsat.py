@@ -5,6 +5,7 @@ reproducible.
 """
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -28,11 +29,13 @@ def solve_cpsat(
     seed: int = 0,
     relative_gap: float = 0.0,
     on_solution: Callable[[Any], None] | None = None,
+    presolve: bool = True,
 ) -> tuple[SolverRun, Any]:
     """Solve `model`; returns the run and the CpSolver (to read values from).
 
     `on_solution(callback)` is called on every improving solution, from the solver's
     thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work.
+    Without `presolve` a hinted big model gets its first solution at once.
     """
     from ortools.sat.python import cp_model
 
@@ -41,6 +44,8 @@ def solve_cpsat(
     solver.parameters.num_workers = max(1, int(threads))
     solver.parameters.random_seed = int(seed)
     solver.parameters.relative_gap_limit = float(relative_gap)
+    # presolve can take seconds on big models and is not interrupted by the time limit
+    solver.parameters.cp_model_presolve = presolve
 
     class _Callback(cp_model.CpSolverSolutionCallback):  # type: ignore[misc]
         def on_solution_callback(self) -> None:
@@ -48,8 +53,24 @@ def solve_cpsat(
                 on_solution(self)
 
     began = time.perf_counter()
-    code = solver.solve(model, _Callback() if on_solution else None)
+
+    def solve() -> int:
+        # CP-SAT can overrun max_time_in_seconds by seconds on big models: stop it from outside too
+        timer = threading.Timer(time_limit_s, solver.stop_search)
+        timer.daemon = True
+        timer.start()
+        try:
+            return solver.solve(model, _Callback() if on_solution else None)
+        finally:
+            timer.cancel()
+
+    code = solve()
     name = solver.status_name(code)
+    if name == "MODEL_INVALID" and len(model.proto.solution_hint.vars) and not model.validate():
+        # a hint CP-SAT rejects makes the whole model invalid: solve again without it
+        model.clear_hints()
+        code = solve()
+        name = solver.status_name(code)
     if name not in _STATUS:
         raise SolverError(f"CP-SAT returned {name}: {model.validate()}")
     status = _STATUS[name]

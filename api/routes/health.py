@@ -1,0 +1,31 @@
+"""GET /healthz (liveness, back ends, queue) and GET /metrics (Prometheus)."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Request
+from fastapi.responses import PlainTextResponse, Response
+
+import placer
+from api.deps import JobsDep, MetricsDep, SettingsDep
+from api.metrics import CONTENT_TYPE
+from api.routes import error_responses
+from api.schemas import Health
+
+__all__ = ["router"]
+
+router = APIRouter(tags=["service"])
+
+
+@router.get("/healthz", response_model=Health, summary="Liveness, solver back ends, queue depth")
+def healthz(request: Request, settings: SettingsDep, jobs: JobsDep) -> Health:
+    """Never needs the API key. `degraded` when no solve worker is up; `workers_alive` below
+    `workers` for a moment is normal after a solve was killed (its worker is being restarted)."""
+    alive = jobs.workers_alive()
+    return Health(status="ok" if alive > 0 else "degraded", version=placer.__version__,
+                  solvers=request.app.state.solvers, workers=settings.workers, workers_alive=alive,
+                  running=jobs.running(), queue_depth=jobs.queue_depth(), queue_size=settings.queue_size)
+
+
+@router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics",
+            responses={200: {"content": {"text/plain": {"example": "placer_queue_depth 0\n"}}}, **error_responses(401)})
+def metrics(registry: MetricsDep) -> Response:
+    return Response(registry.render(), media_type=CONTENT_TYPE)

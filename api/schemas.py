@@ -1,0 +1,288 @@
+"""Request and response envelopes of the HTTP API.
+
+The documents inside are the library's own models (`placer.schema`: graph, hardware, result;
+`placer.engine.PlaceOptions`; `placer.crossover.CrossoverConfig`), so the CLI and the API
+read and write the same JSON. `examples` here feed the OpenAPI page at /docs.
+"""
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
+
+from placer.engine import PlaceOptions
+from placer.schema import GraphSpec, HardwareSpec, ResultSpec
+
+__all__ = [
+    "EXAMPLE_GRAPH",
+    "EXAMPLE_HARDWARE",
+    "ErrorReply",
+    "HardwareRef",
+    "Health",
+    "JobAccepted",
+    "JobError",
+    "JobProgress",
+    "JobView",
+    "PlacementOptions",
+    "PlacementRequest",
+    "PresetSummary",
+    "SimulationReply",
+    "SimulationRequest",
+    "ValidationReply",
+    "ValidationRequest",
+]
+
+PresetName = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.-]+$",
+                                  description="a hardware preset (GET /v1/hardware-graphs lists them)")]
+
+
+def _hardware_kind(value: Any) -> str:
+    return "preset" if isinstance(value, str) else "inline"
+
+
+HardwareRef = Annotated[
+    Annotated[HardwareSpec, Tag("inline")] | Annotated[PresetName, Tag("preset")],
+    Discriminator(_hardware_kind),
+    Field(description="a placer.hardware/v1 document, or the name of a preset"),
+]
+
+EXAMPLE_GRAPH: dict[str, Any] = {
+    "format": "placer.graph/v1",
+    "name": "diamond",
+    "ops": [
+        {"id": "a", "time_ms": 1.0, "memory_bytes": 1000000},
+        {"id": "b", "time_ms": 4.0},
+        {"id": "c", "time_ms": 4.0},
+        {"id": "d", "time_ms": 1.0},
+    ],
+    "edges": [
+        {"src": "a", "dst": "b", "bytes": 25000000},
+        {"src": "a", "dst": "c", "bytes": 25000000},
+        {"src": "b", "dst": "d", "bytes": 25000000},
+        {"src": "c", "dst": "d", "bytes": 25000000},
+    ],
+}
+
+EXAMPLE_HARDWARE: dict[str, Any] = {
+    "format": "placer.hardware/v1",
+    "name": "two-gpus",
+    "devices": [{"id": "gpu0", "memory_bytes": 16000000000}, {"id": "gpu1", "memory_bytes": 16000000000}],
+    "links": [{"a": "gpu0", "b": "gpu1", "bandwidth_gb_per_s": 25.0, "latency_us": 5.0}],
+}
+
+
+class PlacementOptions(PlaceOptions):
+    """`placer.engine.PlaceOptions` plus `async`: answer 202 with a job instead of waiting."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+
+    async_: bool = Field(False, alias="async", description="return 202 and a job id at once")
+
+    def place_options(self) -> PlaceOptions:
+        return PlaceOptions.model_validate(self.model_dump(exclude={"async_"}))
+
+
+class PlacementRequest(BaseModel):
+    """POST /v1/placements."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [
+            {"graph": EXAMPLE_GRAPH, "hardware": EXAMPLE_HARDWARE, "options": {"solver": "cpsat", "time_limit_s": 5}},
+            {"graph": EXAMPLE_GRAPH, "hardware": "dgx1_v100_quad", "options": {"async": True}},
+        ]},
+    )
+
+    graph: GraphSpec
+    hardware: HardwareRef
+    options: PlacementOptions = Field(default_factory=PlacementOptions)
+
+
+class JobAccepted(BaseModel):
+    """202: the solve runs as a job; poll `href`."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"job_id": "3f2a9c0d4b5e4f6a8b7c6d5e4f3a2b1c", "state": "queued", "href": "/v1/jobs/3f2a9c0d4b5e4f6a8b7c6d5e4f3a2b1c"}
+    ]})
+
+    job_id: str
+    state: Literal["queued"] = "queued"
+    href: str
+
+
+class JobProgress(BaseModel):
+    elapsed_s: float | None = None
+    incumbent_ms: float | None = Field(None, description="makespan of the best placement so far")
+    bound_ms: float | None = Field(None, description="best proven lower bound so far")
+    message: str | None = None
+
+
+class JobError(BaseModel):
+    code: str | None = None
+    detail: str | None = None
+    type: str | None = None
+    input: bool | None = None
+
+
+class JobView(BaseModel):
+    """GET/DELETE /v1/jobs/{id}: a job's state, progress and, once finished, its result."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "id": "3f2a9c0d4b5e4f6a8b7c6d5e4f3a2b1c", "kind": "placement", "state": "running",
+        "created_at": 1732260000.0, "started_at": 1732260000.1, "finished_at": None, "interruptions": 0,
+        "request": {"solver": "cpsat", "time_limit_s": 60.0, "graph": "inception", "ops": 400, "edges": 520,
+                    "hardware": "dgx1_v100", "devices": 8},
+        "progress": {"elapsed_s": 12.5, "incumbent_ms": 41.2, "bound_ms": 38.9, "message": "cpsat incumbent"},
+        "result": None, "error": None,
+    }]})
+
+    id: str
+    kind: str
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
+    created_at: float
+    started_at: float | None = None
+    finished_at: float | None = None
+    interruptions: int = Field(0, description="how often a restart of the service interrupted this job")
+    request: dict[str, Any] = Field(description="what was asked: solver, time limit, sizes")
+    progress: JobProgress | None = None
+    result: ResultSpec | None = Field(None, description="placer.result/v1 once finished (or the best "
+                                      "placement found before a cancel)")
+    error: JobError | None = None
+
+
+class SimulationRequest(BaseModel):
+    """POST /v1/simulations: replay a placement, given as a map or as a result document."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [
+            {"graph": EXAMPLE_GRAPH, "hardware": EXAMPLE_HARDWARE,
+             "placement": {"a": "gpu0", "b": "gpu0", "c": "gpu1", "d": "gpu0"}, "contention": True},
+        ]},
+    )
+
+    graph: GraphSpec
+    hardware: HardwareRef
+    placement: dict[str, str] | None = Field(None, description="op id -> device id")
+    order: dict[str, list[str]] | None = Field(None, description="device id -> its ops in run order "
+                                               "(default: first ready, first run)")
+    result: ResultSpec | None = Field(None, description="a placer.result/v1 document instead of placement: "
+                                      "its placement and per-device order are replayed")
+    contention: bool = Field(False, description="one transfer at a time per link direction")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SimulationRequest:
+        if (self.placement is None) == (self.result is None):
+            raise ValueError("give exactly one of placement or result")
+        if self.order is not None and self.result is not None:
+            raise ValueError("order: the result's schedule already gives the order; drop one of them")
+        return self
+
+
+class SimulatedOp(BaseModel):
+    op: str
+    device: str
+    start_ms: float
+    end_ms: float
+
+
+class SimulatedTransfer(BaseModel):
+    src: str
+    dst: str
+    bytes: int
+    route: list[str]
+    start_ms: float
+    end_ms: float
+
+
+class SimulationReply(BaseModel):
+    """What the event-driven replay measured."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "makespan_ms": 7.0, "contention": True, "policy": "fifo",
+        "device_busy_ms": {"gpu0": 6.0, "gpu1": 4.0}, "device_utilisation": {"gpu0": 0.857, "gpu1": 0.571},
+        "link_bytes": {"gpu0->gpu1": 25000000, "gpu1->gpu0": 25000000},
+        "link_busy_ms": {"gpu0->gpu1": 1.005, "gpu1->gpu0": 1.005},
+        "schedule": [{"op": "a", "device": "gpu0", "start_ms": 0.0, "end_ms": 1.0}],
+        "transfers": [{"src": "a", "dst": "c", "bytes": 25000000, "route": ["gpu0", "gpu1"],
+                       "start_ms": 1.0, "end_ms": 2.005}],
+    }]})
+
+    makespan_ms: float
+    contention: bool
+    policy: Literal["fifo", "order"]
+    device_busy_ms: dict[str, float]
+    device_utilisation: dict[str, float]
+    link_bytes: dict[str, int]
+    link_busy_ms: dict[str, float]
+    schedule: list[SimulatedOp]
+    transfers: list[SimulatedTransfer]
+
+
+class ValidationRequest(BaseModel):
+    """POST /v1/validations: check a result document against its graph and hardware."""
+
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"examples": [{
+            "graph": {"ops": [{"id": "a", "time_ms": 1.0}, {"id": "b", "time_ms": 2.0}],
+                      "edges": [{"src": "a", "dst": "b", "bytes": 0}]},
+            "hardware": EXAMPLE_HARDWARE,
+            "result": {"format": "placer.result/v1", "status": "feasible", "solver": "manual", "makespan_ms": 3.0,
+                       "placement": {"a": "gpu0", "b": "gpu0"},
+                       "schedule": [{"op": "a", "device": "gpu0", "start_ms": 0.0, "end_ms": 1.0},
+                                    {"op": "b", "device": "gpu0", "start_ms": 1.0, "end_ms": 3.0}]},
+        }]},
+    )
+
+    graph: GraphSpec
+    hardware: HardwareRef
+    result: ResultSpec
+
+
+class ValidationReply(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"valid": False, "status": "feasible",
+         "violations": ["ops 'b' and 'c' overlap on 'gpu0'", "makespan_ms 5.0 but the latest op ends at 9.0"]}
+    ]})
+
+    valid: bool = Field(description="true when the result breaks no rule")
+    status: str = Field(description="the result's status (only optimal/feasible results are checked)")
+    violations: list[str] = Field(description="every rule the result breaks, one sentence each")
+
+
+class PresetSummary(BaseModel):
+    name: str
+    description: str
+    devices: int
+    kinds: list[str]
+    switches: int
+    links: int
+
+
+class Health(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "status": "ok", "version": "0.1.0", "solvers": {"cpsat": True, "cbc": True, "highs": True},
+        "workers": 2, "workers_alive": 2, "running": 0, "queue_depth": 0, "queue_size": 16,
+    }]})
+
+    status: Literal["ok", "degraded"]
+    version: str
+    solvers: dict[str, bool] = Field(description="exact back ends usable here (heuristics always are)")
+    workers: int
+    workers_alive: int
+    running: int
+    queue_depth: int
+    queue_size: int
+
+
+class ErrorReply(BaseModel):
+    """Every 4xx/5xx answer."""
+
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"detail": "graph.edges[1] (edge b -> zz): dst names unknown op 'zz'", "code": "invalid_request"}
+    ]})
+
+    detail: str
+    code: str
+    errors: list[dict[str, Any]] | None = None

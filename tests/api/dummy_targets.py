@@ -1,0 +1,41 @@
+"""Worker targets for the pool tests: behave like a solver without being one."""
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from typing import Any
+
+from placer.errors import InvalidGraphError
+
+Emit = Callable[[dict[str, Any]], None]
+
+
+def echo(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    emit({"elapsed_s": 0.0, "incumbent_ms": None, "bound_ms": None, "message": "echo", "result": None})
+    return {"echo": request, "pid": os.getpid()}
+
+
+def stubborn(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Reports an incumbent, then starts a child process (as PuLP starts CBC) and never returns."""
+    incumbent = {"format": "placer.result/v1", "status": "feasible", "solver": "cbc", "makespan_ms": 10.0,
+                 "lower_bound_ms": 5.0, "gap": 0.5, "placement": {"a": "gpu0"}}
+    if request.get("with_incumbent", True):
+        emit({"elapsed_s": 0.01, "incumbent_ms": 10.0, "bound_ms": 5.0, "message": "heuristic",
+              "result": incumbent})
+        emit({"elapsed_s": 0.02, "incumbent_ms": 10.0, "bound_ms": 8.0, "message": "bound moved",
+              "result": None})
+    child = subprocess.Popen(["sleep", "300"])
+    with open(request["pid_file"], "w") as fh:
+        fh.write(f"{os.getpid()} {child.pid}\n")
+    while True:  # ignores every time limit, like CBC in presolve
+        time.sleep(0.05)
+
+
+def bad_input(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    raise InvalidGraphError("graph: ops[0] (id 'a').time_ms: must be finite")
+
+
+def crash(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    os._exit(3)

@@ -1,0 +1,185 @@
+"""The worker machinery without a solver: deadlines and cancels kill the whole process group,
+crashes and errors become answers, the queue is bounded, the store survives restarts."""
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from service_helpers import process_group_alive
+
+from api.errors import QueueFullError, rebuild_worker_error
+from api.jobs import JobManager
+from api.pool import WorkerProcess, become_subreaper
+from api.settings import Settings
+from api.store import JobRecord, JobStore, StoreLockedError
+from placer.errors import InvalidGraphError
+
+TARGETS = "tests.api.dummy_targets"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _subreaper() -> None:
+    become_subreaper()  # as the service does: killed workers' children are reaped at once
+
+
+def _pids(path: Path) -> tuple[int, int]:
+    worker, child = path.read_text().split()
+    return int(worker), int(child)
+
+
+def _started(target: str) -> WorkerProcess:
+    worker = WorkerProcess(f"{TARGETS}:{target}")
+    worker.start(timeout_s=30)
+    return worker
+
+
+def test_deadline_kills_the_worker_and_its_child_and_keeps_the_incumbent(tmp_path: Path) -> None:
+    worker = _started("stubborn")
+    pid_file = tmp_path / "pids"
+    began = time.monotonic()
+    outcome = worker.run({"pid_file": str(pid_file)}, 1.0, lambda ev: None, threading.Event())
+    took = time.monotonic() - began
+    assert outcome.kind == "deadline"
+    assert 1.0 <= took < 2.0
+    assert outcome.last_progress is not None and outcome.last_progress["bound_ms"] == 8.0
+    worker_pid, child_pid = _pids(pid_file)
+    assert worker_pid == worker.pid
+    assert not process_group_alive(worker_pid)
+    assert not os.path.exists(f"/proc/{child_pid}") and not os.path.exists(f"/proc/{worker_pid}")
+
+
+def test_cancel_kills_the_group(tmp_path: Path) -> None:
+    worker = _started("stubborn")
+    cancel = threading.Event()
+    threading.Timer(0.5, cancel.set).start()
+    outcome = worker.run({"pid_file": str(tmp_path / "pids")}, 60.0, lambda ev: None, cancel)
+    assert outcome.kind == "cancelled" and outcome.elapsed_s < 2.0
+    worker_pid, child_pid = _pids(tmp_path / "pids")
+    assert not process_group_alive(worker_pid) and not os.path.exists(f"/proc/{child_pid}")
+
+
+def test_a_crash_is_an_outcome_not_an_exception() -> None:
+    worker = _started("crash")
+    outcome = worker.run({}, 30.0, lambda ev: None, threading.Event())
+    assert outcome.kind == "crashed"
+    assert outcome.detail == "the solve worker died (exit code 3)"
+
+
+def test_an_input_error_keeps_the_worker_and_keeps_its_class() -> None:
+    worker = WorkerProcess(f"{TARGETS}:bad_input")
+    worker.start(timeout_s=30)
+    first = worker.run({}, 30.0, lambda ev: None, threading.Event())
+    assert first.kind == "error" and first.error is not None
+    assert first.error["type"] == "InvalidGraphError" and first.error["input"] is True
+    rebuilt = rebuild_worker_error(first.error)
+    assert isinstance(rebuilt, InvalidGraphError)
+    assert str(rebuilt) == "graph: ops[0] (id 'a').time_ms: must be finite"
+    pid = worker.pid
+    second = worker.run({}, 30.0, lambda ev: None, threading.Event())
+    assert second.kind == "error" and worker.pid == pid and worker.alive()
+    worker.stop()
+
+
+def test_progress_events_are_forwarded_in_order() -> None:
+    worker = _started("echo")
+    seen: list[str] = []
+    outcome = worker.run({"x": 1}, 30.0, lambda ev: seen.append(ev["message"]), threading.Event())
+    assert outcome.kind == "done" and seen == ["echo"]
+    assert outcome.result == {"echo": {"x": 1}, "pid": worker.pid}
+    worker.stop()
+
+
+def _manager(tmp_path: Path, target: str, **settings: object) -> JobManager:
+    base = {"db_path": tmp_path / "jobs.sqlite3", "workers": 1, "queue_size": 4, "deadline_grace_s": 0.5,
+            "solve_target": f"{TARGETS}:{target}"}
+    manager = JobManager(Settings(**{**base, **settings}))
+    manager.start()
+    assert manager.wait_ready(30)
+    return manager
+
+
+def test_a_killed_placement_returns_its_incumbent_with_the_gap_of_the_best_bound(tmp_path: Path) -> None:
+    manager = _manager(tmp_path, "stubborn")
+    try:
+        job = manager.submit("placement", {"pid_file": str(tmp_path / "p")},
+                             {"solver": "cbc", "time_limit_s": 0.5}, persistent=False)
+        rec = job.future.result(timeout=10)
+        assert rec.state == "succeeded"
+        result = rec.result
+        assert result is not None
+        # incumbent 10 ms with bound 5 ms; a later event proved 8 ms: gap (10 - 8) / 10
+        assert result["status"] == "feasible" and result["stopped_by"] == "deadline"
+        assert result["lower_bound_ms"] == 8.0 and result["gap"] == pytest.approx(0.2)
+        assert 1.0 <= result["solve_time_s"] < 2.0
+        none = manager.submit("placement", {"pid_file": str(tmp_path / "q"), "with_incumbent": False},
+                              {"solver": "cbc", "time_limit_s": 0.5}, persistent=False)
+        rec = none.future.result(timeout=10)
+        assert rec.result is not None and rec.result["status"] == "no_solution"
+        assert rec.result["reason"].startswith("the deadline (0.5 s time limit + 0.5 s grace) passed")
+    finally:
+        manager.stop()
+
+
+def test_the_queue_is_bounded(tmp_path: Path) -> None:
+    manager = _manager(tmp_path, "stubborn", queue_size=1)
+    try:
+        request = {"pid_file": str(tmp_path / "p")}
+        summary = {"solver": "cbc", "time_limit_s": 30}
+        first = manager.submit("placement", request, summary, persistent=False)
+        second = manager.submit("placement", request, summary, persistent=False)
+        with pytest.raises(QueueFullError, match="all 1 solve workers are busy") as caught:
+            manager.submit("placement", request, summary, persistent=False)
+        assert caught.value.retry_after_s == 5
+        for job in (second, first):
+            manager.cancel(job.record.id)
+        assert first.future.result(timeout=10).state == "cancelled"
+    finally:
+        manager.stop()
+
+
+def test_a_job_running_at_shutdown_is_requeued_at_the_next_start(tmp_path: Path) -> None:
+    manager = _manager(tmp_path, "stubborn")
+    job = manager.submit("placement", {"pid_file": str(tmp_path / "p")}, {"solver": "cbc", "time_limit_s": 30},
+                         persistent=True)
+    while manager.get(job.record.id).state != "running":
+        time.sleep(0.05)
+    manager.stop()
+    store = JobStore(tmp_path / "jobs.sqlite3")
+    store.open()
+    assert store.get(job.record.id).state == "interrupted"
+    store.close()
+    again = _manager(tmp_path, "echo")
+    try:
+        end = time.monotonic() + 10
+        while (rec := again.get(job.record.id)).state != "succeeded" and time.monotonic() < end:
+            time.sleep(0.05)
+        assert rec.state == "succeeded" and rec.interruptions == 1
+        assert rec.result is not None and rec.result["echo"]["pid_file"] == str(tmp_path / "p")
+    finally:
+        again.stop()
+
+
+def test_store_recovery_limits_requeues_and_purges_old_results(tmp_path: Path) -> None:
+    store = JobStore(tmp_path / "s.sqlite3")
+    store.open()
+    now = time.time()
+
+    def rec(job_id: str, state: str, interruptions: int = 0, finished_at: float | None = None) -> JobRecord:
+        return JobRecord(id=job_id, kind="placement", state=state, request={}, summary={}, created_at=now,
+                         interruptions=interruptions, finished_at=finished_at)
+
+    store.insert(rec("a", "running"))
+    store.insert(rec("b", "running", interruptions=3))
+    store.insert(rec("c", "succeeded", finished_at=now - 100))
+    store.insert(rec("d", "succeeded", finished_at=now))
+    with pytest.raises(StoreLockedError, match="in use by another placer service"):
+        JobStore(tmp_path / "s.sqlite3").open()
+    queued = store.recover(max_requeues=3)
+    assert [r.id for r in queued] == ["a"] and queued[0].interruptions == 1
+    assert store.get("b").state == "failed" and store.get("b").error["code"] == "interrupted"
+    assert store.purge(now - 50) == 1
+    assert store.get("c") is None and store.get("d") is not None
+    store.close()
