@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-import hardware_graphs
 from api.errors import LimitExceededError
 from api.settings import Settings
-from placer.errors import InputError, InvalidGraphError, UnknownPresetError
+from placer.errors import InputError, InvalidGraphError
 from placer.feasibility import explain_infeasible
 from placer.model import Problem, build_problem
-from placer.schema import GraphSpec, HardwareSpec, parse_hardware
+from placer.resolve import load_preset
+from placer.schema import GraphSpec, HardwareSpec
 
 __all__ = [
     "ContradictoryInputError",
@@ -34,10 +34,7 @@ def resolve_hardware_ref(ref: HardwareSpec | str) -> HardwareSpec:
     """An inline document as is, or a preset by name. Never a file: this is a network service."""
     if isinstance(ref, HardwareSpec):
         return ref
-    names = hardware_graphs.preset_names()
-    if ref not in names:
-        raise UnknownPresetError(f"hardware: no preset named {ref!r} (presets: {', '.join(names)})")
-    return parse_hardware(hardware_graphs.load_preset_document(ref))
+    return load_preset(ref)
 
 
 def check_limits(graph: GraphSpec, hardware: HardwareSpec, settings: Settings) -> None:

@@ -4,10 +4,23 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import hardware_graphs
 from placer.errors import UnknownPresetError
 from placer.schema import GraphSpec, HardwareSpec, load_json, parse_graph, parse_hardware
 
-__all__ = ["resolve_hardware", "resolve_graph"]
+__all__ = ["resolve_hardware", "resolve_graph", "load_preset"]
+
+
+def _presets() -> str:
+    return ", ".join(hardware_graphs.preset_names()) or "none installed"
+
+
+def load_preset(name: str) -> HardwareSpec:
+    """A bundled hardware preset by name (file stem in hardware_graphs/)."""
+    try:
+        return parse_hardware(hardware_graphs.load_preset_document(name))
+    except KeyError:
+        raise UnknownPresetError(f"hardware: no preset named {name!r} (presets: {_presets()})") from None
 
 
 def resolve_hardware(ref: str | Path | dict[str, Any] | HardwareSpec) -> HardwareSpec:
@@ -19,13 +32,9 @@ def resolve_hardware(ref: str | Path | dict[str, Any] | HardwareSpec) -> Hardwar
     path = Path(ref)
     if path.suffix == ".json" or path.exists():
         return parse_hardware(load_json(path))
-    import hardware_graphs
-
-    try:
-        return parse_hardware(hardware_graphs.load_preset_document(str(ref)))
-    except KeyError:
-        known = ", ".join(hardware_graphs.preset_names()) or "none installed"
-        raise UnknownPresetError(f"hardware: {str(ref)!r} is neither a file nor a preset (presets: {known})") from None
+    if str(ref) not in hardware_graphs.preset_names():
+        raise UnknownPresetError(f"hardware: {str(ref)!r} is neither a file nor a preset (presets: {_presets()})")
+    return load_preset(str(ref))
 
 
 def resolve_graph(ref: str | Path | dict[str, Any] | GraphSpec) -> GraphSpec:

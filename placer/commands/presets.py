@@ -11,8 +11,8 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import hardware_graphs
-from placer.errors import UnknownPresetError
-from placer.schema import HardwareSpec, parse_hardware
+from placer.resolve import load_preset
+from placer.schema import HardwareSpec
 
 __all__ = ["PresetSummary", "load_preset", "summarize", "table_row", "format_table", "add_parser", "run"]
 
@@ -30,16 +30,6 @@ class PresetSummary:
     switches: int
     links: int
     description: str
-
-
-def load_preset(name: str) -> HardwareSpec:
-    """Parse preset `name`; an unknown name is an UnknownPresetError listing the known ones."""
-    try:
-        raw = hardware_graphs.load_preset_document(name)
-    except KeyError:
-        known = ", ".join(hardware_graphs.preset_names())
-        raise UnknownPresetError(f"hardware preset {name!r} does not exist; known presets: {known}") from None
-    return parse_hardware(raw)
 
 
 def _distinct(values: list[Any]) -> list[Any]:
