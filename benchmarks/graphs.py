@@ -9,7 +9,16 @@ from __future__ import annotations
 import random
 from typing import Any
 
-__all__ = ["layered", "chain", "fork_join", "random_dag", "training_step", "fully_connected_hardware"]
+__all__ = [
+    "bert_per_head",
+    "chain",
+    "device_subset",
+    "fork_join",
+    "fully_connected_hardware",
+    "layered",
+    "random_dag",
+    "training_step",
+]
 
 
 def _doc(name: str, ops: list[dict[str, Any]], edges: list[dict[str, Any]]) -> dict[str, Any]:
@@ -112,4 +121,79 @@ def fully_connected_hardware(n: int, link_gb_per_s: float = 25.0, latency_us: fl
         "devices": [{"id": f"gpu{i}", **device} for i in range(n)],
         "links": [{"a": f"gpu{i}", "b": f"gpu{j}", "bandwidth_gb_per_s": link_gb_per_s, "latency_us": latency_us}
                   for i in range(n) for j in range(i + 1, n)],
+    }
+
+
+def bert_per_head(batch: int = 32, layers: int = 12, hidden: int = 768, heads: int = 12, ffn: int = 3072,
+                  sequence: int = 128) -> dict:
+    """BERT-base's training step with attention computed head by head: about 2,000 ops.
+
+    The zoo's `bert_base` (458 ops) treats each attention block as a few big ops; a framework
+    graph profiled per head (each head's query, key and value projection, scores, softmax and
+    context as its own op, the heads concatenated before the output projection) is the
+    2,000-op "BERT-size" graph of issue 6. Same parameters and FLOPs as `bert_base` up to the
+    per-head split; each projection's heads share that projection's weight group, so the
+    training step keeps one update op per projection."""
+    from placer.zoo import training
+    from placer.zoo.bert import MAX_POSITIONS, TOKEN_TYPES, VOCABULARY
+    from placer.zoo.layers import (
+        SOFTMAX_FLOPS_PER_ELEMENT,
+        add,
+        concat,
+        embedding,
+        gelu,
+        layernorm,
+        linear,
+        softmax_cross_entropy,
+        tanh,
+    )
+    from placer.zoo.network import Network
+
+    d_head = hidden // heads
+    net = Network(f"bert_per_head_l{layers}", f"BERT ({layers} x {hidden}, {heads} heads), attention per head")
+    ids = net.input("input_ids", (sequence,))
+    types = net.input("token_type_ids", (sequence,))
+    looked_up = []
+    for name, source, rows in (("embeddings.word", ids, VOCABULARY), ("embeddings.position", None, MAX_POSITIONS),
+                               ("embeddings.token_type", types, TOKEN_TYPES)):
+        net.parameters(name, rows * hidden)
+        looked_up.append(embedding(net, name, source, hidden, group=name, table_rows=rows, lookups=sequence))
+    h = layernorm(net, "embeddings.layernorm", add(net, "embeddings.sum", *looked_up))
+    for layer in range(layers):
+        p = f"encoder.layer{layer}"
+        contexts = []
+        for proj in ("query", "key", "value"):
+            net.parameters(f"{p}.attention.{proj}", hidden * hidden + hidden)
+        for head in range(heads):
+            q, k, v = (linear(net, f"{p}.attention.{proj}.h{head}", h, d_head, group=f"{p}.attention.{proj}",
+                              shared=True) for proj in ("query", "key", "value"))
+            scores = net.layer(f"{p}.attention.scores.h{head}", "attention", [q, k], (sequence, sequence),
+                               2 * sequence * sequence * d_head + sequence * sequence)
+            probs = net.layer(f"{p}.attention.softmax.h{head}", "softmax", [scores], scores.shape,
+                              SOFTMAX_FLOPS_PER_ELEMENT * scores.elements)
+            contexts.append(net.layer(f"{p}.attention.context.h{head}", "attention", [probs, v],
+                                      (sequence, d_head), 2 * sequence * sequence * d_head))
+        ctx = concat(net, f"{p}.attention.heads", contexts, axis=1)
+        out = linear(net, f"{p}.attention.output", ctx, hidden)
+        h = layernorm(net, f"{p}.attention.layernorm", add(net, f"{p}.attention.residual", out, h))
+        up = gelu(net, f"{p}.ffn.gelu", linear(net, f"{p}.ffn.up", h, ffn))
+        down = linear(net, f"{p}.ffn.down", up, hidden)
+        h = layernorm(net, f"{p}.ffn.layernorm", add(net, f"{p}.ffn.residual", down, h))
+    pooled = tanh(net, "pooler.tanh", linear(net, "pooler.dense", h.view(hidden), hidden))
+    softmax_cross_entropy(net, "loss", [linear(net, "classifier", pooled, 2)])
+    return training.training_graph(net, batch)
+
+
+def device_subset(hardware: dict, keep: list[str], name: str | None = None) -> dict:
+    """A placer.hardware/v1 document with only the devices in `keep` (switches and the links
+    among what remains are kept): e.g. two NVLinked GPUs of a DGX-1 quad."""
+    dropped = {d["id"] for d in hardware["devices"]} - set(keep)
+    missing = set(keep) - {d["id"] for d in hardware["devices"]}
+    if missing:
+        raise ValueError(f"device_subset: {sorted(missing)} not in {hardware.get('name')}")
+    return {
+        **hardware,
+        "name": name or f"{hardware.get('name', 'hardware')}-{'-'.join(keep)}",
+        "devices": [d for d in hardware["devices"] if d["id"] in keep],
+        "links": [link for link in hardware["links"] if link["a"] not in dropped and link["b"] not in dropped],
     }

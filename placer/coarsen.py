@@ -132,7 +132,7 @@ class Coarsening:
 
     def project(self, solution: Solution) -> Solution | None:
         """The coarse solution of an original one, when it has one: every super-op's
-        members on one device, super-ops ordered by their first member, and that order
+        members on one device, super-ops ordered by their earliest member, and that order
         consistent with the coarse edges. Always exists for the guide of a guided run."""
         device = []
         for ms in self.members:
@@ -142,7 +142,8 @@ class Coarsening:
             device.append(where.pop())
         position = {k: i for seq in solution.order for i, k in enumerate(seq)}
         order: list[list[int]] = [[] for _ in self.coarse.devices]
-        for s in sorted(range(self.coarse.n_ops), key=lambda s: (position[self.members[s][0]], s)):
+        first = [min(position[k] for k in ms) for ms in self.members]
+        for s in sorted(range(self.coarse.n_ops), key=lambda s: (first[s], s)):
             order[device[s]].append(s)
         projected = Solution(device=device, order=order)
         try:

@@ -380,13 +380,14 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         total -= size
         answers.append(_solve_component(problem, dec, comp, budget, threads, seed, hint))
     # second pass: the components with the largest absolute gaps get the rest of the time
-    open_gaps = sorted((a.objective_ms - a.bound_ms, c) for c, a in enumerate(answers) if not a.optimal)
+    open_gaps = sorted((a.objective_ms - a.bound_ms, c) for c, a in enumerate(answers)
+                       if not a.optimal and a.objective_ms - a.bound_ms > 0)
     gap_total = sum(g for g, _ in open_gaps)
     for gap, c in reversed(open_gaps):
         remaining = time_limit_s - (time.perf_counter() - began)
         if remaining < 0.2 or gap_total <= 0:
             break
-        budget = remaining * gap / gap_total
+        budget = max(0.1, remaining * gap / gap_total)
         gap_total -= gap
         again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, answers[c])
         if again.device_of_group:

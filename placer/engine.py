@@ -11,17 +11,18 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from placer.bounds import lower_bound_ms
+from placer.coarsen import DEFAULT_MAX_OPS, Coarsening, coarsen_for
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
 from placer.heuristics import critical_path, heft, single_device
 from placer.model import Problem, build_problem
-from placer.schedule import Schedule, retime
+from placer.schedule import Schedule, Solution, retime
 from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry, TransferEntry
 from placer.simulator import simulate_problem
 from placer.validate import check_result
@@ -53,6 +54,8 @@ class PlaceOptions(BaseModel):
     relative_gap: float = Field(1e-4, ge=0, le=1)
     threads: int = Field(2, ge=1, le=64)
     seed: int = Field(0, ge=0)
+    coarsen: Literal["off", "auto", "force"] = "auto"
+    coarsen_max_ops: int = Field(DEFAULT_MAX_OPS, ge=2)
 
 
 @dataclass(frozen=True)
@@ -219,7 +222,7 @@ def place(
             return run.result(best, "optimal", run.bound_ms)
 
     if options.solver == "cpsat":
-        best, decomposed = _try_decomposition(run, best)
+        best, decomposed = _try_decomposition(run, best) if options.coarsen != "force" else (best, False)
         if best is not None and best.makespan_ms <= run.bound_ms * (1 + options.relative_gap + _NOISE):
             run.extra["proof"] = "the series decomposition meets its bound"
             return run.result(best, "optimal", run.bound_ms)
@@ -229,7 +232,10 @@ def place(
             assert best is not None
             gap = (best.makespan_ms - run.bound_ms) / best.makespan_ms
             return run.result(best, "optimal" if gap <= options.relative_gap + _NOISE else "feasible", run.bound_ms)
-        solver_run, schedule, bound = _solve_cpsat(run, best)
+        coarse = None if decomposed else coarsen_for(p, options.coarsen, max_ops=options.coarsen_max_ops)
+        if coarse is not None:
+            run.extra.update(coarse.stats())
+        solver_run, schedule, bound = _solve_cpsat(run, best, coarse)
     else:
         solver_run, schedule, bound = _solve_milp(run, best)
     run.extra["solver_status"] = solver_run.status.value
@@ -285,13 +291,28 @@ def _try_decomposition(run: _Run, best: Schedule | None) -> tuple[Schedule | Non
     return best, True
 
 
-def _solve_cpsat(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule | None, float]:
+def _solve_cpsat(run: _Run, best: Schedule | None, coarse: Coarsening | None = None
+                 ) -> tuple[SolverRun, Schedule | None, float]:
+    """CP-SAT on the problem, or on its coarsening (placer.coarsen) whose answers are
+    expanded back to every op. A coarse model is a restriction: its bound and its
+    infeasibility say nothing about the original, so neither is used."""
     from placer.formulations.cpsat_model import build_cpsat
     from solvers.cpsat import solve_cpsat
 
     p, options = run.problem, run.options
     built = time.perf_counter()
-    f = build_cpsat(p, best, run.bound_ms)
+    q = coarse.coarse if coarse is not None else p
+
+    def lift(solution: Solution) -> Schedule:
+        return retime(p, coarse.expand(solution) if coarse is not None else solution)
+
+    hint = best
+    if coarse is not None:
+        projected = coarse.project(best.solution) if best is not None else None
+        candidates = [retime(q, projected)] if projected is not None else []
+        candidates += [s for s in (heft(q), critical_path(q)) if s is not None]
+        hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
+    f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q))
     run.extra.update(f.stats)
     run.extra.update(tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
@@ -309,11 +330,11 @@ def _solve_cpsat(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule 
             full = now - state["last_result"] >= _RESULT_EVERY_S
             if full:
                 state["last_result"] = now
-        bound = max(run.bound_ms, f.lower_bound_ms(cb.best_objective_bound))
+        bound = run.bound_ms if coarse is not None else max(run.bound_ms, f.lower_bound_ms(cb.best_objective_bound))
         incumbent = cb.objective_value * f.tick_ms
         result = None
         if full:
-            schedule = retime(p, f.decode(cb.value, p))
+            schedule = lift(f.decode(cb.value, q))
             if schedule.makespan_ms < state["best_ms"]:
                 state["best_ms"] = schedule.makespan_ms
                 result = run.result(schedule, "feasible", bound)
@@ -321,13 +342,18 @@ def _solve_cpsat(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule 
 
     # CP-SAT overruns its limit a little (presolve, callbacks): keep a margin
     remaining = max(0.1, 0.9 * (options.time_limit_s - run.elapsed()) - 0.2)
-    run.report(f"cpsat: solving ({p.n_ops} ops, {p.n_devices} devices, limit {remaining:.1f} s)",
+    run.report(f"cpsat: solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "
+               f"limit {remaining:.1f} s)",
                best.makespan_ms if best else None, run.bound_ms)
     solver_run, solver = solve_cpsat(
         f.model, remaining, threads=options.threads, seed=options.seed,
         relative_gap=options.relative_gap, on_solution=on_solution if run.progress else None,
-        presolve=p.n_ops <= PRESOLVE_MAX_OPS,
+        presolve=q.n_ops <= PRESOLVE_MAX_OPS,
     )
+    if coarse is not None:
+        if not solver_run.has_solution:  # an infeasible coarsening proves nothing
+            return replace(solver_run, status=SolveStatus.NO_SOLUTION), None, run.bound_ms
+        return replace(solver_run, status=SolveStatus.FEASIBLE), lift(f.decode(solver.value, q)), run.bound_ms
     if not solver_run.has_solution:
         return solver_run, None, run.bound_ms
     schedule = retime(p, f.decode(solver.value, p))

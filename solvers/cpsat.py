@@ -40,7 +40,8 @@ def solve_cpsat(
     from ortools.sat.python import cp_model
 
     solver = cp_model.CpSolver()
-    solver.parameters.max_time_in_seconds = float(time_limit_s)
+    time_limit_s = max(0.01, float(time_limit_s))  # a negative limit makes CP-SAT answer MODEL_INVALID
+    solver.parameters.max_time_in_seconds = time_limit_s
     solver.parameters.num_workers = max(1, int(threads))
     solver.parameters.random_seed = int(seed)
     solver.parameters.relative_gap_limit = float(relative_gap)

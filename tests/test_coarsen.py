@@ -300,16 +300,40 @@ def test_a_2000_op_graph_coarsens_along_its_heft_schedule(big: Problem) -> None:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("guided", [False, True])
-def test_cpsat_on_the_coarse_graph_expands_to_a_valid_answer(big: Problem, guided: bool) -> None:
+def test_cpsat_on_a_coarse_inception_expands_to_a_valid_answer(guided: bool) -> None:
     from placer.bounds import lower_bound_ms
     from placer.formulations.cpsat_model import build_cpsat
+    from placer.resolve import resolve_hardware
+    from placer.zoo import build
     from solvers.cpsat import solve_cpsat
 
-    guide = heft(big)
-    c = coarsen(big, 300, guide=guide if guided else None)
+    p = build_problem(parse_graph(build("inception_v3", 32)), resolve_hardware("dgx1_v100_quad"))
+    guide = heft(p)
+    c = coarsen(p, 300, guide=guide if guided else None)
+    _check_coarsening(c)
     hint = heft(c.coarse)
     f = build_cpsat(c.coarse, hint, lower_bound_ms(c.coarse))
     run, solver = solve_cpsat(f.model, 20.0, threads=2)
     assert run.has_solution
-    schedule = retime(big, c.expand(f.decode(solver.value, c.coarse)))
-    assert check_result(big.graph, big.hardware, _result(big, schedule)) == []
+    schedule = retime(p, c.expand(f.decode(solver.value, c.coarse)))
+    assert check_result(p.graph, p.hardware, _result(p, schedule)) == []
+
+
+def test_place_with_forced_coarsening_reports_counts_and_validates() -> None:
+    """The engine solves super-ops, expands them and validates on the original graph; the
+    bound stays the original's (a coarse bound would not be valid)."""
+    from benchmarks.graphs import fully_connected_hardware, layered, training_step
+    from placer.bounds import lower_bound_ms
+    from placer.engine import PlaceOptions, place
+    from placer.model import build_problem
+    from placer.schema import parse_graph, parse_hardware
+    from placer.validate import check_result
+
+    g = parse_graph(training_step(layered(80, seed=2)))
+    hw = parse_hardware(fully_connected_hardware(2))
+    r = place(g, hw, PlaceOptions(time_limit_s=5, threads=1, coarsen="force", coarsen_max_ops=40))
+    stats = r.model_extra["stats"]
+    assert stats["original_ops"] == 160 and stats["coarse_ops"] <= 40
+    assert r.status in ("optimal", "feasible") and check_result(g, hw, r) == []
+    assert r.lower_bound_ms == pytest.approx(lower_bound_ms(build_problem(g, hw)))
+    assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
