@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from placer.engine import PlaceOptions
-from placer.schema import GraphSpec, HardwareSpec, ResultSpec
+from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry, TransferEntry
 
 __all__ = [
     "EXAMPLE_GRAPH",
@@ -179,22 +179,6 @@ class SimulationRequest(BaseModel):
         return self
 
 
-class SimulatedOp(BaseModel):
-    op: str
-    device: str
-    start_ms: float
-    end_ms: float
-
-
-class SimulatedTransfer(BaseModel):
-    src: str
-    dst: str
-    bytes: int
-    route: list[str]
-    start_ms: float
-    end_ms: float
-
-
 class SimulationReply(BaseModel):
     """What the event-driven replay measured."""
 
@@ -215,8 +199,8 @@ class SimulationReply(BaseModel):
     device_utilisation: dict[str, float]
     link_bytes: dict[str, int]
     link_busy_ms: dict[str, float]
-    schedule: list[SimulatedOp]
-    transfers: list[SimulatedTransfer]
+    schedule: list[ScheduleEntry]
+    transfers: list[TransferEntry]
 
 
 class ValidationRequest(BaseModel):
