@@ -226,9 +226,10 @@ def place(
         if best is not None and best.makespan_ms <= run.bound_ms * (1 + options.relative_gap + _NOISE):
             run.extra["proof"] = "the series decomposition meets its bound"
             return run.result(best, "optimal", run.bound_ms)
-        if decomposed and p.n_ops > MONOLITHIC_MAX_OPS:
+        remaining = options.time_limit_s - run.elapsed()
+        if decomposed and p.n_ops > MONOLITHIC_MAX_OPS and remaining < 0.25 * options.time_limit_s:
             # the monolithic model of a big graph spends seconds in CP-SAT's first
-            # propagation (beyond its time limit) and does not improve on the parts
+            # propagation (beyond its time limit): worth it only with time to spare
             assert best is not None
             gap = (best.makespan_ms - run.bound_ms) / best.makespan_ms
             return run.result(best, "optimal" if gap <= options.relative_gap + _NOISE else "feasible", run.bound_ms)
