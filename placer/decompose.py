@@ -145,7 +145,7 @@ class DecomposedAnswer:
 
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
                      threads: int, seed: int, hint: Solution | _ComponentAnswer | None,
-                     fixed: dict[int, int] | None = None
+                     fixed: dict[int, int] | None = None, representatives: list[int] | None = None
                      ) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
 
@@ -256,6 +256,9 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         first_op = {g: min(problem.groups[g]) for g in groups}
         free = sorted((g for g in groups if len(problem.allowed[g]) == problem.n_devices), key=first_op.__getitem__)
         add_symmetry_breaking(m, problem.interchangeable_devices, free, lit)
+        if free and representatives is not None:
+            # an automorphism maps the first group's device to its orbit's representative
+            m.add_bool_or([lit[free[0]][d] for d in representatives])
     m.minimize(sum(spans))
     if isinstance(hint, _ComponentAnswer) and hint.device_of_group:
         for g in groups:
@@ -324,6 +327,15 @@ def _automorphism(problem: Problem, fixed: dict[int, int]) -> list[int] | None:
     return sigma if extend(0) else None
 
 
+def orbit_representatives(problem: Problem) -> list[int]:
+    """The smallest device of each orbit of the hardware's automorphism group."""
+    reps: list[int] = []
+    for d in range(problem.n_devices):
+        if not any(_automorphism(problem, {d: r}) is not None for r in reps):
+            reps.append(d)
+    return reps
+
+
 def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], order: list[list[int]]) -> Solution:
     """Place dangling sinks with their group (or main input) and slot them into idle gaps."""
     dangling = set(dec.dangling)
@@ -366,7 +378,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
     components that no automorphism maps onto the cut devices already chosen.
     """
     began = time.perf_counter()
-    transitive = all(_automorphism(problem, {0: d}) is not None for d in range(problem.n_devices))
+    representatives = orbit_representatives(problem)
+    transitive = len(representatives) == 1
     refit_s = 0.0 if transitive else time_limit_s / 5
     time_limit_s -= refit_s
     cut_ms = sum(problem.min_time_ms(c) for c in dec.cuts)
@@ -378,7 +391,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         remaining = first_pass_s - (time.perf_counter() - began)
         budget = max(0.05, remaining * size / max(1, total))
         total -= size
-        answers.append(_solve_component(problem, dec, comp, budget, threads, seed, hint))
+        answers.append(_solve_component(problem, dec, comp, budget, threads, seed, hint,
+                                        representatives=representatives))
     # second pass: the components with the largest absolute gaps get the rest of the time
     open_gaps = sorted((a.objective_ms - a.bound_ms, c) for c, a in enumerate(answers)
                        if not a.optimal and a.objective_ms - a.bound_ms > 0)
@@ -389,7 +403,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
             break
         budget = max(0.1, remaining * gap / gap_total)
         gap_total -= gap
-        again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, answers[c])
+        again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, answers[c],
+                                 representatives=representatives)
         if again.device_of_group:
             again.bound_ms = max(again.bound_ms, answers[c].bound_ms)
             if again.objective_ms > answers[c].objective_ms:
