@@ -308,3 +308,17 @@ def test_resnet50_at_batch_32_places_with_heft_and_validates():
         if op.group:
             by_group.setdefault(op.group, set()).add(result.placement[op.id])
     assert all(len(devices) == 1 for devices in by_group.values())
+
+
+@pytest.mark.parametrize("preset", ["dgx1_v100_quad", "dgx_a100"])
+@pytest.mark.parametrize("name", list_models())
+def test_every_model_places_on_the_quad_and_dgx_a100(name: str, preset: str) -> None:
+    """Issue 3's bar: each zoo model at batch 32 places on both machines and validates."""
+    from placer.engine import PlaceOptions, place
+    from placer.resolve import resolve_hardware
+    from placer.validate import check_result
+
+    graph, hardware = parse_graph(build(name, 32)), resolve_hardware(preset)
+    result = place(graph, hardware, PlaceOptions(solver="heft"))
+    assert result.status in ("optimal", "feasible")
+    assert check_result(graph, hardware, result) == []
