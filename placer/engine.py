@@ -122,6 +122,15 @@ class _Run:
             baselines=self.baselines.to_dict() if self.baselines else {}, stats=self.stats(),
         )
 
+    def proven(self, schedule: Schedule, bound_ms: float) -> bool:
+        """Within the requested relative gap of a valid lower bound."""
+        bound = max(bound_ms, self.bound_ms)
+        return schedule.makespan_ms - bound <= (self.options.relative_gap + _NOISE) * schedule.makespan_ms
+
+    def finish(self, schedule: Schedule, bound_ms: float) -> ResultSpec:
+        """The final result: optimal when proven within the relative gap, else feasible."""
+        return self.result(schedule, "optimal" if self.proven(schedule, bound_ms) else "feasible", bound_ms)
+
     def result(self, schedule: Schedule, status: str, bound_ms: float) -> ResultSpec:
         """Build, simulate and validate the result document of a schedule."""
         p = self.problem
@@ -211,28 +220,26 @@ def place(
                 "no_solution", f"{options.solver} found no placement that fits memory, groups and pins; "
                 "an exact solver (cpsat) can search further"
             )
-        status = "optimal" if chosen.makespan_ms <= run.bound_ms * (1 + _NOISE) else "feasible"
-        return run.result(chosen, status, run.bound_ms)
+        return run.finish(chosen, run.bound_ms)
 
     if best is not None:
         run.report("heuristic incumbent", best.makespan_ms, run.bound_ms,
                    run.result(best, "feasible", run.bound_ms))
-        if best.makespan_ms <= run.bound_ms * (1 + _NOISE):
+        if run.proven(best, run.bound_ms):
             run.extra["proof"] = "a heuristic meets the lower bound"
-            return run.result(best, "optimal", run.bound_ms)
+            return run.finish(best, run.bound_ms)
 
     if options.solver == "cpsat":
         best, decomposed = _try_decomposition(run, best) if options.coarsen != "force" else (best, False)
-        if best is not None and best.makespan_ms <= run.bound_ms * (1 + options.relative_gap + _NOISE):
+        if best is not None and run.proven(best, run.bound_ms):
             run.extra["proof"] = "the series decomposition meets its bound"
-            return run.result(best, "optimal", run.bound_ms)
+            return run.finish(best, run.bound_ms)
         remaining = options.time_limit_s - run.elapsed()
         if decomposed and p.n_ops > MONOLITHIC_MAX_OPS and remaining < 0.25 * options.time_limit_s:
             # the monolithic model of a big graph spends seconds in CP-SAT's first
             # propagation (beyond its time limit): worth it only with time to spare
             assert best is not None
-            gap = (best.makespan_ms - run.bound_ms) / best.makespan_ms
-            return run.result(best, "optimal" if gap <= options.relative_gap + _NOISE else "feasible", run.bound_ms)
+            return run.finish(best, run.bound_ms)
         coarse = None if decomposed else coarsen_for(p, options.coarsen, max_ops=options.coarsen_max_ops)
         if coarse is not None:
             run.extra.update(coarse.stats())
@@ -252,11 +259,7 @@ def place(
     if schedule is None:
         return run.empty_result("no_solution", f"{options.solver} found no placement within "
                                 f"{options.time_limit_s} s and no heuristic fits memory")
-    bound = max(bound, run.bound_ms)
-    gap = (schedule.makespan_ms - bound) / schedule.makespan_ms if schedule.makespan_ms > 0 else 0.0
-    status = "optimal" if gap <= options.relative_gap + _NOISE else "feasible"
-    return run.result(schedule, status, bound)
-
+    return run.finish(schedule, bound)
 
 PRESOLVE_MAX_OPS = 400     # above this CP-SAT's presolve costs seconds and overruns the limit
 MONOLITHIC_MAX_OPS = 400   # above this, a decomposed graph is not also solved whole
