@@ -1,0 +1,648 @@
+"""Solver benchmark: every back end on synthetic families, the model zoo and imported graphs.
+
+    python -m benchmarks.solvers --quick                      # a few minutes, 5 s per solve
+    nice -n 10 python -m benchmarks.solvers --time-limit 60   # the full report (about 80 minutes)
+    placer bench --quick --solvers cpsat heft --families layered
+
+Each solve runs in a forked child in its own process group with a hard wall-clock deadline
+(time limit + grace): a solver that hangs or overruns (CBC in presolve) is killed with its
+whole group and recorded as `killed`, and a child that leaves processes behind has them
+killed and counted. Rows are appended to `results.jsonl` as they finish, so an interrupted
+run keeps what it measured; `benchmarks.report` turns the directory into report.md + PNGs.
+See benchmarks/README.md for the columns.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import json
+import multiprocessing
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from benchmarks import graphs
+
+__all__ = [
+    "BACKENDS",
+    "MILP_MAX_OPS",
+    "Backend",
+    "Case",
+    "ChildOutcome",
+    "add_arguments",
+    "build_cases",
+    "disjunction_count",
+    "machine_info",
+    "main",
+    "run_benchmark",
+    "run_isolated",
+    "skip_reason",
+]
+
+EXACT = ("cpsat", "cbc", "highs")
+HEURISTIC = ("heft", "critical_path", "single_device")
+STATUSES = ("optimal", "feasible", "infeasible", "no_solution")
+GRACE_S = 30.0  # the hard deadline is the time limit plus this
+# The DLPlacer MILP orders every pair of ops not ordered by the graph with a big-M disjunction
+# (up to n^2 / 2 of them) whose LP relaxation is no better than the trivial bound: CBC did not
+# prove a 16-op layered graph on 2 GPUs optimal in 20 s, and neither CBC nor HiGHS proved
+# anything beyond about 50 ops in 60 s (/work/shared/ENVIRONMENT.md). Beyond these sizes a run
+# only burns its time limit. Flow routing adds a binary per cross-device edge and directed link.
+MILP_MAX_OPS = {"shortest": 30, "flow": 20}
+
+# Full-run families (--quick uses the QUICK_* ones).
+LAYERED_SIZES = (20, 30, 40, 60, 100, 200, 400)
+SMALL_SIZES = (10, 13, 16, 20)  # where the MILP can still prove optimality: layered and random
+CHAIN_SIZES = (20, 400)
+FORK_JOIN_SIZES = (20, 100, 400)
+RANDOM_SIZES = (30, 100)
+CCRS = (0.1, 1.0, 10.0)
+DEVICE_COUNTS = (2, 4, 8)
+ZOO_PRESETS = ("dgx1_v100_quad", "dgx1_v100", "dgx_a100")
+TARGET_LAYERED_SEEDS = (0, 1, 2, 3, 4)
+REPORTS = Path(__file__).resolve().parent / "reports"
+FAMILIES = ("small", "layered", "chain", "fork_join", "random", "zoo", "targets", "import")
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A solver with, for the MILP, its routing model."""
+
+    solver: str
+    routing: str = "shortest"
+
+    @property
+    def label(self) -> str:
+        return f"{self.solver}/{self.routing}" if self.solver in ("cbc", "highs") else self.solver
+
+    @property
+    def is_milp(self) -> bool:
+        return self.solver in ("cbc", "highs")
+
+
+BACKENDS = (
+    Backend("cpsat"),
+    Backend("cbc", "shortest"), Backend("cbc", "flow"),
+    Backend("highs", "shortest"), Backend("highs", "flow"),
+    Backend("heft"), Backend("critical_path"), Backend("single_device"),
+)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One graph on one machine; `tags` mark the runs a target of issue 6 is read from."""
+
+    family: str
+    graph: dict[str, Any]
+    hardware: dict[str, Any]
+    tags: tuple[str, ...] = ()
+    backends: tuple[str, ...] | None = None  # labels; None = every selected back end
+
+    @property
+    def name(self) -> str:
+        return f"{self.graph['name']} @ {self.hardware['name']}"
+
+
+# --------------------------------------------------------------------------- cases
+
+
+def _fc(n: int) -> dict[str, Any]:
+    return graphs.fully_connected_hardware(n)
+
+
+def _preset(name: str) -> dict[str, Any]:
+    import hardware_graphs
+
+    return hardware_graphs.load_preset_document(name)
+
+
+def _two_gpu_quad() -> dict[str, Any]:
+    """Two GPUs of the DGX-1 quad joined by their single NVLink (25 GB/s), with the PCIe path."""
+    return graphs.device_subset(_preset("dgx1_v100_quad"), ["gpu0", "gpu1"], name="dgx1_v100_quad-2gpu")
+
+
+def _synthetic(quick: bool, families: set[str]) -> list[Case]:
+    cases: list[Case] = []
+    if quick:
+        plan = {
+            "small": [(13, 2), (16, 4)],
+            "layered": [(n, d) for n in (20, 40) for d in (2, 4)],
+            "chain": [(20, 2)], "fork_join": [(20, 4)], "random": [(20, 2), (20, 4)],
+        }
+        ccrs: tuple[float, ...] = (0.1, 10.0)
+    else:
+        plan = {
+            "small": [(n, d) for n in SMALL_SIZES for d in (2, 4)],
+            "layered": [(n, d) for n in LAYERED_SIZES for d in DEVICE_COUNTS],
+            "chain": [(n, d) for n in CHAIN_SIZES for d in DEVICE_COUNTS],
+            "fork_join": [(n, d) for n in FORK_JOIN_SIZES for d in DEVICE_COUNTS],
+            "random": [(n, d) for n in RANDOM_SIZES for d in DEVICE_COUNTS],
+        }
+        ccrs = CCRS
+    build = {"small": graphs.layered, "layered": graphs.layered, "chain": graphs.chain, "fork_join": graphs.fork_join}
+    for family, sizes in plan.items():
+        if family not in families:
+            continue
+        for i, (n, d) in enumerate(sizes):
+            if family == "random":
+                # quick: one CCR per case, alternating; full: every CCR on every size and machine
+                for ccr in ((ccrs[i % len(ccrs)],) if quick else ccrs):
+                    cases.append(Case(family, graphs.random_dag(n, ccr=ccr), _fc(d)))
+            elif family != "small" or "layered" not in families or (n, d) not in plan["layered"]:
+                cases.append(Case(family, build[family](n), _fc(d)))  # (no layered graph twice)
+            if family == "small":
+                cases.append(Case(family, graphs.random_dag(n, ccr=1.0), _fc(d)))
+    return cases
+
+
+def _zoo(quick: bool) -> list[Case]:
+    from placer.zoo import build, list_models
+
+    if quick:
+        return [Case("zoo", build("alexnet"), _preset("dgx1_v100_quad"))]
+    return [Case("zoo", build(model), _preset(preset)) for model in list_models() for preset in ZOO_PRESETS]
+
+
+def _targets(quick: bool) -> list[Case]:
+    """The graphs issue 6 item 3 states its targets on (exact back ends beyond CP-SAT are skipped
+    by the MILP cutoff anyway; HEFT is every run's baseline)."""
+    from placer.zoo import build
+
+    inception = build("inception_v3")
+    only = ("cpsat", "heft")
+    cases = [
+        Case("targets", inception, _preset("dgx1_v100_quad"), ("inception_4gpu",), only),
+        Case("targets", inception, _two_gpu_quad(), ("inception_2gpu",), only),
+        Case("targets", graphs.bert_per_head(), _preset("dgx1_v100_quad"), ("bert_2k",), only),
+    ]
+    if not quick:
+        cases.append(Case("targets", graphs.bert_per_head(), _preset("dgx1_v100"), ("bert_2k",), only))
+    for seed in (TARGET_LAYERED_SEEDS[:1] if quick else TARGET_LAYERED_SEEDS):
+        cases.append(Case("targets", graphs.layered(100, seed=seed), _fc(2), ("layered100_2gpu",), only))
+    return cases
+
+
+def _imported(specs: Sequence[str]) -> list[Case]:
+    from placer.errors import InputError
+    from placer.importers import KINDS, import_graph
+
+    cases = []
+    for spec in specs:
+        kind, sep, path = spec.partition(":")
+        if not sep or kind not in KINDS:
+            raise InputError(f"--import {spec!r}: expected KIND:PATH with KIND one of {', '.join(KINDS)}")
+        document = import_graph(kind, path).document
+        cases += [Case(f"import:{kind}", document, _preset(preset)) for preset in ZOO_PRESETS]
+    return cases
+
+
+def build_cases(quick: bool, families: Iterable[str], imports: Sequence[str] = ()) -> list[Case]:
+    """Every case of the run, in the order they are solved."""
+    chosen = set(families)
+    cases = _synthetic(quick, chosen)
+    if "zoo" in chosen:
+        cases += _zoo(quick)
+    if "targets" in chosen:
+        cases += _targets(quick)
+    if imports:
+        cases += _imported(imports)
+    return cases
+
+
+# --------------------------------------------------------------------------- skips
+
+
+def disjunction_count(graph: dict[str, Any]) -> int:
+    """Pairs of ops that no path orders: the MILP needs a big-M disjunction for each."""
+    index = {op["id"]: k for k, op in enumerate(graph["ops"])}
+    succs: list[list[int]] = [[] for _ in index]
+    indegree = [0] * len(index)
+    for e in graph.get("edges", []):
+        succs[index[e["src"]]].append(index[e["dst"]])
+        indegree[index[e["dst"]]] += 1
+    ancestors = [0] * len(index)  # bitsets
+    ready = [k for k, deg in enumerate(indegree) if deg == 0]
+    while ready:
+        k = ready.pop()
+        for v in succs[k]:
+            ancestors[v] |= ancestors[k] | (1 << k)
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    n = len(index)
+    return n * (n - 1) // 2 - sum(a.bit_count() for a in ancestors)
+
+
+def _is_tree(hardware: dict[str, Any]) -> bool:
+    """One simple path between any two nodes: flow routing can only pick the shortest route."""
+    nodes = len(hardware["devices"]) + len(hardware.get("switches", []))
+    pairs = {frozenset((link["a"], link["b"])) for link in hardware["links"]}
+    return len(pairs) == nodes - 1
+
+
+def skip_reason(case: Case, backend: Backend, milp_max_ops: dict[str, int] | None = None) -> str | None:
+    """Why running `backend` on `case` is pointless (None: run it)."""
+    limits = MILP_MAX_OPS if milp_max_ops is None else milp_max_ops
+    if case.backends is not None and backend.label not in case.backends and backend.solver not in case.backends:
+        return "skipped: not part of this target's runs"
+    if not backend.is_milp:
+        return None
+    n_ops = len(case.graph["ops"])
+    if n_ops > limits[backend.routing]:
+        return (f"skipped: too large for the MILP ({disjunction_count(case.graph)} disjunctions; "
+                f"cutoff {limits[backend.routing]} ops with {backend.routing} routing)")
+    if backend.routing == "flow" and _is_tree(case.hardware):
+        return "skipped: one route between any two devices, flow routing = shortest"
+    return None
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+@dataclass
+class ChildOutcome:
+    """What a child reported (JSON objects, in order), how it ended, and its wall time."""
+
+    messages: list[dict[str, Any]]
+    killed: bool
+    exit_code: int | None
+    wall_s: float
+    leftovers_killed: bool = False
+
+
+def _child(fn: Callable[..., None], args: tuple[Any, ...], out_path: str) -> None:
+    os.setsid()  # a process group of our own: the parent kills it, CBC binaries included
+    with open(out_path, "w") as out:
+        def emit(message: dict[str, Any]) -> None:
+            out.write(json.dumps(message) + "\n")
+            out.flush()
+
+        try:
+            fn(*args, emit)
+        except BaseException:  # noqa: BLE001 - reported to the parent, which records "error"
+            emit({"kind": "error", "error": traceback.format_exc(limit=8)})
+            out.flush()
+            os._exit(1)
+    os._exit(0)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill_group(pgid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def run_isolated(fn: Callable[..., None], args: tuple[Any, ...], deadline_s: float) -> ChildOutcome:
+    """Run `fn(*args, emit)` in a forked child (own process group); kill the group at `deadline_s`.
+
+    `emit(dict)` streams JSON messages to the parent through a file, so a killed child keeps
+    what it reported. Processes the child leaves behind are killed too (and counted).
+    """
+    context = multiprocessing.get_context("fork")
+    with tempfile.TemporaryDirectory(prefix="placer-bench-") as tmp:
+        out_path = os.path.join(tmp, "messages.jsonl")
+        began = time.perf_counter()
+        child = context.Process(target=_child, args=(fn, args, out_path), daemon=False)
+        child.start()
+        child.join(deadline_s)
+        killed = child.is_alive()
+        if killed:
+            _kill_group(child.pid)
+            child.kill()  # in case it had not reached setsid yet
+            child.join()
+        wall_s = time.perf_counter() - began
+        leftovers = False
+        if child.pid is not None and _group_alive(child.pid):
+            leftovers = True
+            _kill_group(child.pid)
+        messages = []
+        if os.path.exists(out_path):
+            with open(out_path) as f:
+                for line in f:
+                    with contextlib.suppress(json.JSONDecodeError):  # a line cut by the kill
+                        messages.append(json.loads(line))
+    return ChildOutcome(messages, killed, child.exitcode, wall_s, leftovers)
+
+
+# --------------------------------------------------------------------------- one solve
+
+
+def _solve(graph_doc: dict[str, Any], hardware_doc: dict[str, Any], options: dict[str, Any],
+           emit: Callable[[dict[str, Any]], None]) -> None:
+    """In the child: place, stream progress, re-validate, report a summary of the result."""
+    from placer.engine import PlaceOptions, place
+    from placer.schema import parse_graph, parse_hardware
+    from placer.validate import check_result
+
+    graph, hardware = parse_graph(graph_doc), parse_hardware(hardware_doc)
+
+    def progress(event: Any) -> None:
+        emit({"kind": "progress", "t": event.elapsed_s, "incumbent_ms": event.incumbent_ms,
+              "bound_ms": event.bound_ms, "message": event.message})
+
+    result = place(graph, hardware, PlaceOptions(**options), progress=progress)
+    extra = result.model_extra or {}
+    emit({
+        "kind": "result",
+        "status": result.status, "reason": result.reason, "makespan_ms": result.makespan_ms,
+        "lower_bound_ms": result.lower_bound_ms, "gap": result.gap,
+        "single_device_ms": result.single_device_ms, "speedup": result.speedup,
+        "solve_time_s": result.solve_time_s, "baselines": extra.get("baselines") or {},
+        "stats": extra.get("stats") or {}, "violations": check_result(graph, hardware, result),
+    })
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a is not None and b not in (None, 0) else None
+
+
+def _times(events: list[dict[str, Any]], makespan: float | None, solve_time_s: float | None
+           ) -> tuple[float | None, float | None]:
+    """Time to the first incumbent and to one as good as the final answer (seconds)."""
+    if makespan is None:
+        return None, None
+    found = [e for e in events if e.get("incumbent_ms") is not None]
+    first = found[0]["t"] if found else solve_time_s
+    best = next((e["t"] for e in found if e["incumbent_ms"] <= makespan * (1 + 1e-6)), solve_time_s)
+    return first, best
+
+
+def _row(case: Case, backend: Backend, time_limit_s: float) -> dict[str, Any]:
+    hw_devices = len(case.hardware["devices"])
+    return {
+        "family": case.family, "graph": case.graph["name"], "ops": len(case.graph["ops"]),
+        "edges": len(case.graph.get("edges", [])), "hardware": case.hardware["name"], "devices": hw_devices,
+        "backend": backend.label, "solver": backend.solver,
+        "routing": backend.routing if backend.is_milp else None,
+        "time_limit_s": time_limit_s, "tags": list(case.tags),
+    }
+
+
+def run_one(case: Case, backend: Backend, time_limit_s: float, threads: int = 2, seed: int = 0,
+            grace_s: float = GRACE_S) -> dict[str, Any]:
+    """Solve one case with one back end in a child; the benchmark row."""
+    row = _row(case, backend, time_limit_s)
+    options = {"solver": backend.solver, "time_limit_s": time_limit_s, "routing": backend.routing,
+               "threads": threads, "seed": seed}
+    outcome = run_isolated(_solve, (case.graph, case.hardware, options), time_limit_s + grace_s)
+    events = [m for m in outcome.messages if m.get("kind") == "progress"]
+    final = next((m for m in outcome.messages if m.get("kind") == "result"), None)
+    error = next((m for m in outcome.messages if m.get("kind") == "error"), None)
+    row.update(wall_s=outcome.wall_s, leftovers_killed=outcome.leftovers_killed,
+               events=[[round(e["t"], 3), e["incumbent_ms"], e["bound_ms"]] for e in events[-400:]])
+    if outcome.killed:
+        last = events[-1] if events else {}
+        row.update(status="killed", reason=f"killed at the hard deadline ({time_limit_s + grace_s:g} s)",
+                   makespan_ms=last.get("incumbent_ms"), lower_bound_ms=last.get("bound_ms"))
+        return row
+    if final is None:
+        reason = error["error"].strip().splitlines()[-1] if error else f"child exited with {outcome.exit_code}"
+        row.update(status="error", reason=reason, traceback=error["error"] if error else None)
+        return row
+    stats, baselines = final["stats"], final["baselines"]
+    makespan = final["makespan_ms"]
+    first, best = _times(events, makespan, final["solve_time_s"])
+    row.update(
+        status=final["status"], reason=final["reason"], makespan_ms=makespan,
+        lower_bound_ms=final["lower_bound_ms"], gap=final["gap"],
+        heft_ms=baselines.get("heft_ms"), critical_path_ms=baselines.get("critical_path_ms"),
+        single_device_ms=final["single_device_ms"] or baselines.get("single_device_ms"),
+        speedup_single=_ratio(final["single_device_ms"] or baselines.get("single_device_ms"), makespan),
+        speedup_heft=_ratio(baselines.get("heft_ms"), makespan),
+        time_to_first_s=first, time_to_best_s=best, solve_time_s=final["solve_time_s"],
+        build_s=stats.get("build_s"), variables=stats.get("variables"), constraints=stats.get("constraints"),
+        disjunctions=stats.get("disjunctions"), solver_status=stats.get("solver_status"),
+        solver_wall_s=stats.get("solver_wall_s"), model_ops=stats.get("ops"), stats=stats,
+        violations=final["violations"],
+    )
+    return row
+
+
+def _preload() -> None:
+    """Import the engine and the solver libraries once, before forking: each child then starts
+    in milliseconds instead of seconds. (Importing starts no threads, so forking stays safe.)"""
+    import pulp  # noqa: F401
+    from ortools.sat.python import cp_model  # noqa: F401
+
+    import placer.engine
+    import placer.formulations.cpsat_model
+    import placer.formulations.milp
+    import placer.validate  # noqa: F401
+    import solvers.cpsat
+    import solvers.pulp_milp  # noqa: F401
+
+
+def run_benchmark(cases: Sequence[Case], backends: Sequence[Backend], time_limit_s: float, *,
+                  threads: int = 2, seed: int = 0, milp_max_ops: dict[str, int] | None = None,
+                  grace_s: float = GRACE_S, sink: Callable[[dict[str, Any]], None] | None = None
+                  ) -> list[dict[str, Any]]:
+    """Every (case, back end) row, skipped ones included; `sink` sees each row as it finishes."""
+    _preload()
+    rows = []
+    for case in cases:
+        for backend in backends:
+            reason = skip_reason(case, backend, milp_max_ops)
+            if reason is not None:
+                if reason.startswith("skipped: not part"):
+                    continue
+                row = {**_row(case, backend, time_limit_s), "status": "skipped", "reason": reason}
+            else:
+                row = run_one(case, backend, time_limit_s, threads, seed, grace_s)
+            rows.append(row)
+            if sink is not None:
+                sink(row)
+    return rows
+
+
+# --------------------------------------------------------------------------- machine and versions
+
+
+def machine_info() -> dict[str, Any]:
+    """Where the numbers were measured: CPU, cores, memory, load, Python and package versions."""
+    from importlib import metadata
+
+    cpu = ""
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        cpu = next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), "")
+    mem_kb = 0
+    with contextlib.suppress(OSError, StopIteration, ValueError), open("/proc/meminfo") as f:
+        mem_kb = int(next(line for line in f if line.startswith("MemTotal")).split()[1])
+    versions = {}
+    for package in ("placer", "ortools", "pulp", "highspy", "cbcbox", "pydantic", "networkx", "matplotlib"):
+        try:
+            versions[package] = metadata.version(package)
+        except metadata.PackageNotFoundError:
+            versions[package] = None
+    return {
+        "cpu_model": cpu, "nproc": len(os.sched_getaffinity(0)), "cpu_count": os.cpu_count(),
+        "memory_gb": round(mem_kb / 1e6, 1), "load_average": list(os.getloadavg()),
+        "kernel": platform.release(), "python": platform.python_version(),
+        "versions": versions, "cbc": _cbc_version(), "commit": _commit(),
+    }
+
+
+def _cbc_version() -> str | None:
+    import subprocess
+
+    try:
+        from solvers.pulp_milp import cbc_path
+
+        path = cbc_path()
+        if path is None:
+            return None
+        text = subprocess.run([path, "-quit"], check=False, capture_output=True, text=True, timeout=10).stdout
+    except Exception:  # noqa: BLE001 - the version is informative only
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    version = next((line.split(":", 1)[1].strip() for line in lines if line.startswith("Version")), None)
+    return f"{version or (lines[0] if lines else '?')} ({path})"
+
+
+def _commit() -> str | None:
+    """The checkout's HEAD commit, read from .git (uncommitted changes are not shown)."""
+    git = Path(__file__).resolve().parent.parent / ".git"
+    with contextlib.suppress(OSError):
+        head = (git / "HEAD").read_text().strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[5:]
+        if (git / ref).exists():
+            return (git / ref).read_text().strip()
+        for line in (git / "packed-refs").read_text().splitlines():
+            if line.endswith(" " + ref):
+                return line.split()[0]
+    return None
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _backends(names: Sequence[str] | None) -> list[Backend]:
+    from placer.errors import InputError
+
+    if not names:
+        return list(BACKENDS)
+    chosen = []
+    for name in names:
+        found = [b for b in BACKENDS if name in (b.label, b.solver)]
+        if not found:
+            raise InputError(f"--solvers: unknown back end {name!r}; known: "
+                             f"{', '.join(b.label for b in BACKENDS)} (cbc and highs mean both routings)")
+        chosen += [b for b in found if b not in chosen]
+    return chosen
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """The benchmark's options (shared by `python -m benchmarks.solvers` and `placer bench`)."""
+    parser.add_argument("--quick", action="store_true",
+                        help="a small subset with --time-limit 5 by default (a few minutes)")
+    parser.add_argument("--time-limit", type=float, default=None, metavar="S",
+                        help="per-solve limit in seconds (default 60; 5 with --quick)")
+    parser.add_argument("--solvers", nargs="+", metavar="NAME",
+                        help="back ends: " + ", ".join(b.label for b in BACKENDS) + " (cbc = both routings)")
+    parser.add_argument("--families", nargs="+", metavar="NAME", choices=FAMILIES,
+                        help=f"families to run (default all): {', '.join(FAMILIES[:-1])}")
+    parser.add_argument("--import", dest="imports", nargs="+", default=[], metavar="KIND:PATH",
+                        help="also benchmark imported graphs, e.g. pipedream:profiles/vgg16/graph.txt")
+    parser.add_argument("--out", metavar="DIR",
+                        help="report directory (default benchmarks/reports/<date>-quick|full)")
+    parser.add_argument("--threads", type=int, default=2, help="solver threads (default 2)")
+    parser.add_argument("--seed", type=int, default=0, help="solver seed")
+    parser.add_argument("--grace", type=float, default=GRACE_S, metavar="S",
+                        help=f"hard deadline = time limit + this (default {GRACE_S:g})")
+    parser.add_argument("--milp-max-ops", type=int, default=None, metavar="N",
+                        help="run the MILP on graphs up to N ops with either routing "
+                        f"(default {MILP_MAX_OPS['shortest']} shortest, {MILP_MAX_OPS['flow']} flow)")
+    parser.add_argument("--list", action="store_true", help="list the runs (and skips) without solving")
+    parser.add_argument("--no-report", action="store_true", help="write results.jsonl only")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the benchmark described by parsed `args`; write results.jsonl, meta.json and the report."""
+    time_limit_s = args.time_limit if args.time_limit is not None else (5.0 if args.quick else 60.0)
+    families = [f for f in (args.families or FAMILIES) if f != "import"]
+    backends = _backends(args.solvers)
+    milp_max_ops = None if args.milp_max_ops is None else dict.fromkeys(MILP_MAX_OPS, args.milp_max_ops)
+    cases = build_cases(args.quick, families, args.imports)
+    if args.list:
+        for case in cases:
+            for backend in backends:
+                reason = skip_reason(case, backend, milp_max_ops)
+                if reason is None or not reason.startswith("skipped: not part"):
+                    print(f"{case.family:10} {case.name:50} {len(case.graph['ops']):5} ops  "
+                          f"{backend.label:15} {reason or 'run'}")
+        return 0
+    mode = "quick" if args.quick else "full"
+    out = Path(args.out) if args.out else REPORTS / f"{dt.date.today().isoformat()}-{mode}"
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.jsonl"
+    results.write_text("")
+    meta = {
+        "mode": mode, "time_limit_s": time_limit_s, "grace_s": args.grace, "threads": args.threads,
+        "seed": args.seed, "backends": [b.label for b in backends], "families": families,
+        "imports": list(args.imports), "milp_max_ops": milp_max_ops or MILP_MAX_OPS,
+        "command": " ".join(["placer" if getattr(args, "command", None) == "bench" else "python -m benchmarks.solvers",
+                             *sys.argv[1:]]),
+        "started": dt.datetime.now().isoformat(timespec="seconds"), "machine": machine_info(),
+        "niceness": os.nice(0),
+    }
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    total = sum(1 for c in cases for b in backends if not (skip_reason(c, b, milp_max_ops) or "").startswith("skipped: not part"))
+    done = {"n": 0}
+
+    def sink(row: dict[str, Any]) -> None:
+        done["n"] += 1
+        with results.open("a") as f:
+            f.write(json.dumps(row) + "\n")
+        gap = f"{row['gap']:.2%}" if row.get("gap") is not None else "-"
+        ms = f"{row['makespan_ms']:.3f}" if row.get("makespan_ms") is not None else "-"
+        took = f"{row['wall_s']:.1f} s" if "wall_s" in row else ""
+        print(f"[{done['n']}/{total}] {row['family']:10} {row['graph']:28.28} {row['hardware']:24.24} "
+              f"{row['backend']:15} {row['status']:11} {ms:>10} gap {gap:>7} {took}", flush=True)
+
+    began = time.perf_counter()
+    run_benchmark(cases, backends, time_limit_s, threads=args.threads, seed=args.seed,
+                  milp_max_ops=milp_max_ops, grace_s=args.grace, sink=sink)
+    meta.update(finished=dt.datetime.now().isoformat(timespec="seconds"),
+                wall_s=round(time.perf_counter() - began, 1), load_average_end=list(os.getloadavg()))
+    (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
+    if not args.no_report:
+        from benchmarks.report import write_report
+
+        print(f"wrote {write_report(out)}")
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.solvers", description=__doc__.split("\n\n")[0])
+    add_arguments(parser)
+    args = parser.parse_args(argv)
+    from placer.errors import InputError
+
+    try:
+        return run(args)
+    except InputError as exc:
+        print(f"benchmarks.solvers: error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
