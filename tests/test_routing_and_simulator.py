@@ -123,3 +123,23 @@ def test_retime_agrees_with_the_simulator_and_rejects_cyclic_orders() -> None:
     order_gpu2.insert(0, i4)  # t4_1 before t3_1 on gpu2 contradicts the edge t3_1 -> t4_1
     with pytest.raises(SolutionCheckError, match="contradicts"):
         retime(problem, Solution(device=device, order=bad))
+
+
+def test_milp_flow_route_is_traced_past_dead_ends_and_cycles() -> None:
+    """A time-limited CBC incumbent may route extra flow: a dead-end branch and a cycle.
+
+    The trace must still find the a -> b path inside the used arcs (a greedy walk that takes
+    the alphabetically first arc walks into the dead end 'g1' and fails).
+    """
+    from types import SimpleNamespace
+
+    from placer.errors import SolutionCheckError
+    from placer.formulations.milp import _trace
+
+    def arcs(used: set[tuple[str, str]], unused: set[tuple[str, str]] = frozenset()) -> dict:
+        return {arc: SimpleNamespace(varValue=1.0 if arc in used else 0.0) for arc in used | set(unused)}
+
+    branchy = arcs({("g0", "g1"), ("g0", "sw"), ("sw", "sw2"), ("sw2", "sw"), ("sw2", "g3")}, {("g1", "g3")})
+    assert _trace(branchy, "g0", "g3", "x", "y") == ("g0", "sw", "sw2", "g3")
+    with pytest.raises(SolutionCheckError, match="edge x -> y"):
+        _trace(arcs({("g0", "g1")}, {("g1", "g3")}), "g0", "g3", "x", "y")

@@ -17,6 +17,7 @@ M is the horizon: the best heuristic's makespan, which also caps Cmax.
 """
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,15 +53,29 @@ class MilpFormulation:
 
 
 def _trace(arcs: dict[tuple[str, str], Any], a: str, b: str, src: str, dst: str) -> tuple[str, ...]:
-    """Follow the arcs the flow uses from a to b (cycles the solver may add are ignored)."""
-    used = {(u, v) for (u, v), var in arcs.items() if (var.varValue or 0.0) > 0.5}
-    path = [a]
-    while path[-1] != b:
-        nxt = [v for (u, v) in used if u == path[-1] and v not in path]
-        if not nxt:
-            raise SolutionCheckError(f"edge {src} -> {dst}: the MILP's routing flow has no path {a} -> {b}")
-        path.append(min(nxt))
-    return tuple(path)
+    """A fewest-hop path from a to b over the arcs the flow uses.
+
+    A time-limited incumbent may carry extra cycles or side branches of flow; they only add
+    delay the model already charged, so any path inside the used arcs is no slower than D[e].
+    """
+    used: dict[str, list[str]] = {}
+    for (u, v), var in sorted(arcs.items()):
+        if (var.varValue or 0.0) > 0.5:
+            used.setdefault(u, []).append(v)
+    parent: dict[str, str | None] = {a: None}
+    queue = deque([a])
+    while queue and b not in parent:
+        u = queue.popleft()
+        for v in used.get(u, ()):
+            if v not in parent:
+                parent[v] = u
+                queue.append(v)
+    if b not in parent:
+        raise SolutionCheckError(f"edge {src} -> {dst}: the MILP's routing flow has no path {a} -> {b}")
+    path = [b]
+    while (prev := parent[path[-1]]) is not None:
+        path.append(prev)
+    return tuple(reversed(path))
 
 
 def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower_bound_ms: float) -> MilpFormulation:
