@@ -261,7 +261,8 @@ def place(
                                 f"{options.time_limit_s} s and no heuristic fits memory")
     return run.finish(schedule, bound)
 
-PRESOLVE_MAX_OPS = 400     # above this CP-SAT's presolve costs seconds and overruns the limit
+BIG_MODEL_OPS = 400        # above this CP-SAT's presolve and the redundant cumulative each cost
+                           # seconds (15 s for 2,000 ops on 4 GPUs) that its time limit cannot cut
 MONOLITHIC_MAX_OPS = 400   # above this, a decomposed graph is not also solved whole
 DECOMPOSE_MIN_OPS = 100    # below this the monolithic model is usually proven quickly
 DECOMPOSE_SHARE = 0.6      # of the time limit when the whole graph is solved after the parts
@@ -316,7 +317,8 @@ def _solve_cpsat(run: _Run, best: Schedule | None, coarse: Coarsening | None = N
         candidates = [retime(q, projected)] if projected is not None else []
         candidates += [s for s in (heft(q), critical_path(q)) if s is not None]
         hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
-    f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q))
+    f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
+                    redundant_cumulative=q.n_ops <= BIG_MODEL_OPS)
     run.extra.update(f.stats)
     run.extra.update(tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
@@ -352,7 +354,7 @@ def _solve_cpsat(run: _Run, best: Schedule | None, coarse: Coarsening | None = N
     solver_run, solver = solve_cpsat(
         f.model, remaining, threads=options.threads, seed=options.seed,
         relative_gap=options.relative_gap, on_solution=on_solution if run.progress else None,
-        presolve=q.n_ops <= PRESOLVE_MAX_OPS,
+        presolve=q.n_ops <= BIG_MODEL_OPS,
     )
     if coarse is not None:
         if not solver_run.has_solution:  # an infeasible coarsening proves nothing
