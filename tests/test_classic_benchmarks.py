@@ -24,11 +24,10 @@ import pytest
 
 from placer.engine import PlaceOptions, place
 from placer.schema import ResultSpec, parse_graph, parse_hardware
-from tests.conftest import EXACT, fully_connected
+from tests.conftest import EXACT, VERIFY, fully_connected
 from tests.reference import brute_force_makespan
 
 DATA = Path(__file__).resolve().parent / "data" / "classic"
-VERIFY = Path(__file__).resolve().parents[2] / "shared" / "tools" / "verify_result.py"
 BYTES_PER_COST_UNIT = 1_000_000  # over a 1 GB/s link, 1e6 bytes take exactly 1 ms
 TOL_MS = 1e-6
 

@@ -11,10 +11,9 @@ import pytest
 
 from placer.engine import PlaceOptions, place
 from placer.schema import parse_graph, parse_hardware
-from tests.conftest import EXACT, fully_connected, graph
+from tests.conftest import EXACT, VERIFY, fully_connected, graph
 from tests.reference import brute_force_makespan
 
-VERIFY = Path(__file__).resolve().parents[2] / "shared" / "tools" / "verify_result.py"
 BACKENDS = [(s, r) for s in EXACT for r in (("shortest", "flow") if s != "cpsat" else ("shortest",))]
 
 
@@ -24,7 +23,7 @@ def solve(g: dict, hw: dict, solver: str = "cpsat", routing: str = "shortest", l
 
 
 def verify(tmp_path: Path, g: dict, hw: dict, result, optimum: float | None = None) -> None:  # noqa: ANN001
-    """Run the project-independent checker from ../shared/tools on a result."""
+    """Run the project-independent checker (tests.conftest.VERIFY) on a result."""
     files = []
     for name, doc in (("g", g), ("hw", hw), ("r", result.model_dump(mode="json"))):
         path = tmp_path / f"{name}.json"
@@ -169,3 +168,13 @@ def test_time_limited_runs_report_feasible_with_a_gap() -> None:
         assert 0 < r.gap < 1 and r.lower_bound_ms < r.makespan_ms
         assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
         assert r.solve_time_s < 15
+
+
+def test_the_bundled_verifier_is_the_shared_one() -> None:
+    """tests/tools keeps a copy for bare checkouts: it must not drift from ../shared/tools."""
+    from tests.conftest import _SHARED_VERIFY
+
+    bundled = Path(__file__).parent / "tools" / "verify_result.py"
+    if not _SHARED_VERIFY.exists():
+        pytest.skip("no ../shared/tools beside this checkout")
+    assert bundled.read_text() == _SHARED_VERIFY.read_text()
