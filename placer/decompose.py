@@ -143,6 +143,52 @@ class DecomposedAnswer:
     stats: dict[str, Any] = field(default_factory=dict)
 
 
+def _local_segments(dec: Decomposition, comp: list[int]) -> list[tuple[int, list[int], int | None, int | None]]:
+    """(segment, its ops with its entry and exit cuts, entry, exit) for each segment of a component."""
+    local = []
+    for j in comp:
+        entry, exit_ = dec.boundary(j)
+        ops = ([entry] if entry is not None else []) + dec.segments[j] + ([exit_] if exit_ is not None else [])
+        local.append((j, ops, entry, exit_))
+    return local
+
+
+def _shape(problem: Problem, dec: Decomposition, comp: list[int]) -> tuple:
+    """A key equal for components whose CP-SAT models are equal up to renaming ops and groups.
+
+    Training graphs repeat their blocks (Inception-B four times, BERT's layers twelve times):
+    such components are solved once and the answer is copied (see `_copy_answer`).
+    """
+    local = _local_segments(dec, comp)
+    local_group: dict[int, int] = {}
+    for _, ops, _, _ in local:
+        for k in ops:
+            local_group.setdefault(problem.group[k], len(local_group))
+    segments = []
+    for _, ops, entry, exit_ in local:
+        position = {k: i for i, k in enumerate(ops)}
+        edges = sorted((position[k], position[problem.edges[i].dst], problem.edges[i].size_bytes)
+                       for k in ops for i in problem.succs[k] if problem.edges[i].dst in position)
+        op_keys = tuple((tuple(problem.time_ms[k]), local_group[problem.group[k]]) for k in ops)
+        segments.append((entry is not None, exit_ is not None, op_keys, tuple(edges)))
+    groups = tuple((tuple(problem.allowed[g]), problem.group_memory_bytes(g)) for g in local_group)
+    return tuple(segments), groups
+
+
+def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer, source: list[int],
+                 target: list[int]) -> _ComponentAnswer:
+    """`answer` for component `source`, renamed op by op onto the same-shaped `target`."""
+    group_map: dict[int, int] = {}
+    starts: dict[tuple[int, int], float] = {}
+    for (js, ops_s, _, _), (jt, ops_t, _, _) in zip(_local_segments(dec, source), _local_segments(dec, target)):
+        for ks, kt in zip(ops_s, ops_t):
+            group_map[problem.group[ks]] = problem.group[kt]
+            if (js, ks) in answer.local_start_ms:
+                starts[jt, kt] = answer.local_start_ms[js, ks]
+    return _ComponentAnswer({group_map[g]: d for g, d in answer.device_of_group.items()}, starts,
+                            answer.bound_ms, answer.objective_ms, answer.optimal, answer.status)
+
+
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
                      threads: int, seed: int, hint: Solution | _ComponentAnswer | None,
                      fixed: dict[int, int] | None = None, representatives: list[int] | None = None
@@ -156,11 +202,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
 
     from solvers.cpsat import solve_cpsat
 
-    local: list[tuple[int, list[int], int | None, int | None]] = []  # (segment, ops incl. cuts, entry, exit)
-    for j in comp:
-        entry, exit_ = dec.boundary(j)
-        ops = ([entry] if entry is not None else []) + dec.segments[j] + ([exit_] if exit_ is not None else [])
-        local.append((j, ops, entry, exit_))
+    local = _local_segments(dec, comp)
     groups = sorted({problem.group[k] for _, ops, _, _ in local for k in ops})
 
     delays: dict[tuple[int, int, int], float] = {}  # (edge, a, b) -> ms
@@ -374,27 +416,33 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
                      hint: Solution | None) -> DecomposedAnswer:
     """Bound and (when the hardware allows stitching) an answer, within about time_limit_s.
 
-    On hardware that is not vertex-transitive a fifth of the time is kept for re-fitting
-    components that no automorphism maps onto the cut devices already chosen.
+    On hardware that is not vertex-transitive at least a fifth of the time is kept for
+    re-fitting components that no automorphism maps onto the cut devices already chosen.
     """
     began = time.perf_counter()
+    deadline = began + time_limit_s
     representatives = orbit_representatives(problem)
     transitive = len(representatives) == 1
     refit_s = 0.0 if transitive else time_limit_s / 5
     time_limit_s -= refit_s
     cut_ms = sum(problem.min_time_ms(c) for c in dec.cuts)
-    answers = []
+    # same-shaped components are solved once: source[c] is the first component shaped like c
+    first_of_shape: dict[tuple, int] = {}
+    source = [first_of_shape.setdefault(_shape(problem, dec, comp), c) for c, comp in enumerate(dec.components)]
+    copies = [source.count(c) for c in range(len(source))]
+    distinct = [c for c in range(len(source)) if source[c] == c]
+    solved: dict[int, _ComponentAnswer] = {}
     sizes = [sum(len(dec.segments[j]) for j in comp) for comp in dec.components]
-    total = max(1, sum(sizes))
+    total = max(1, sum(sizes[c] for c in distinct))
     first_pass_s = FIRST_PASS_SHARE * time_limit_s
-    for comp, size in zip(dec.components, sizes):
+    for c in distinct:
         remaining = first_pass_s - (time.perf_counter() - began)
-        budget = max(0.05, remaining * size / max(1, total))
-        total -= size
-        answers.append(_solve_component(problem, dec, comp, budget, threads, seed, hint,
-                                        representatives=representatives))
-    # second pass: the components with the largest absolute gaps get the rest of the time
-    open_gaps = sorted((a.objective_ms - a.bound_ms, c) for c, a in enumerate(answers)
+        budget = max(0.05, remaining * sizes[c] / max(1, total))
+        total -= sizes[c]
+        solved[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, hint,
+                                     representatives=representatives)
+    # second pass: the components with the largest absolute gaps (times their copies) get the rest
+    open_gaps = sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
                        if not a.optimal and a.objective_ms - a.bound_ms > 0)
     gap_total = sum(g for g, _ in open_gaps)
     for gap, c in reversed(open_gaps):
@@ -403,18 +451,22 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
             break
         budget = max(0.1, remaining * gap / gap_total)
         gap_total -= gap
-        again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, answers[c],
+        again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, solved[c],
                                  representatives=representatives)
         if again.device_of_group:
-            again.bound_ms = max(again.bound_ms, answers[c].bound_ms)
-            if again.objective_ms > answers[c].objective_ms:
-                again.device_of_group, again.local_start_ms = answers[c].device_of_group, answers[c].local_start_ms
-                again.objective_ms = answers[c].objective_ms
-            answers[c] = again
+            again.bound_ms = max(again.bound_ms, solved[c].bound_ms)
+            if again.objective_ms > solved[c].objective_ms:
+                again.device_of_group, again.local_start_ms = solved[c].device_of_group, solved[c].local_start_ms
+                again.objective_ms = solved[c].objective_ms
+            solved[c] = again
         else:
-            answers[c].bound_ms = max(answers[c].bound_ms, again.bound_ms)
+            solved[c].bound_ms = max(solved[c].bound_ms, again.bound_ms)
+    answers = [solved[c] if source[c] == c else
+               _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
+               for c, comp in enumerate(dec.components)]
     bound = cut_ms + sum(a.bound_ms for a in answers)
-    stats = {"cuts": len(dec.cuts), "components": len(dec.components), "largest_component_ops": max(sizes, default=0),
+    stats = {"cuts": len(dec.cuts), "components": len(dec.components), "distinct_components": len(distinct),
+             "largest_component_ops": max(sizes, default=0),
              "dangling_ops": len(dec.dangling), "components_optimal": sum(a.optimal for a in answers),
              "decomposition_bound_ms": bound, "decomposition_s": time.perf_counter() - began}
     stats["component_status"] = [a.status for a in answers]
@@ -444,7 +496,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         sigma = _automorphism(problem, fixed) if len(set(fixed.values())) == len(fixed) else None
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
-            budget = max(0.5, refit_s / max(1, len(dec.components)))
+            # the time left (at least refit_s in all), shared by the components still to stitch
+            budget = max(0.5, (deadline - time.perf_counter()) / (len(dec.components) - len(done) + 1))
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, ans, pinned)
             if not ans.device_of_group:
                 stats["failed"] = f"component {c} cannot be fitted: {ans.status}"

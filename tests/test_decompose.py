@@ -72,3 +72,53 @@ def test_engine_results_with_decomposition_are_valid_on_asymmetric_hardware(seed
     assert check_result(g, hw, r) == []
     assert r.lower_bound_ms >= lower_bound_ms(build_problem(g, hw)) - 1e-9
     assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+
+
+def repeated_diamonds(n: int) -> dict:
+    """n identical diamonds (a repeated block, like Inception-B or a BERT layer)."""
+    ops, edges, prev = [("s", 1.0)], [], "s"
+    for i in range(n):
+        ops += [(f"l{i}", 3.0), (f"r{i}", 2.0), (f"j{i}", 1.0)]
+        edges += [(prev, f"l{i}", 2_000_000), (prev, f"r{i}", 1_000_000),
+                  (f"l{i}", f"j{i}", 1_000_000), (f"r{i}", f"j{i}", 3_000_000)]
+        prev = f"j{i}"
+    return graph(ops, edges)
+
+
+@pytest.mark.parametrize("hw", [
+    fully_connected_hardware(3, link_gb_per_s=1.0, latency_us=0),
+    {"devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+     "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 2.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 1.0}]},
+])
+def test_same_shaped_components_are_solved_once_with_the_same_answer(hw: dict, monkeypatch) -> None:  # noqa: ANN001
+    import placer.decompose as decompose_module
+
+    g, hw = parse_graph(training_step(repeated_diamonds(5))), parse_hardware(hw)
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    reused = solve_decomposed(p, dec, 20, 1, 0, heft(p).solution)
+    assert reused.stats["components"] == 5 and reused.stats["distinct_components"] < 5
+    calls = iter(range(10**6))
+    monkeypatch.setattr(decompose_module, "_shape", lambda *_: next(calls))  # every component distinct
+    alone = solve_decomposed(p, dec, 20, 1, 0, heft(p).solution)
+    assert alone.stats["distinct_components"] == 5
+    assert reused.bound_ms == pytest.approx(alone.bound_ms)
+    assert reused.schedule is not None and alone.schedule is not None
+    assert reused.schedule.makespan_ms == pytest.approx(alone.schedule.makespan_ms)
+    assert reused.bound_ms <= reused.schedule.makespan_ms + 1e-9
+    result = place(g, hw, PlaceOptions(time_limit_s=20, threads=1))
+    assert result.status == "optimal"
+    assert reused.bound_ms <= result.makespan_ms + 1e-9
+
+
+def test_engine_answer_built_from_copied_components_is_valid() -> None:
+    """104 ops: place() decomposes, solves one diamond's component and copies it 16 times."""
+    g = parse_graph(training_step(repeated_diamonds(17)))
+    hw = parse_hardware({"devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+                         "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 2.0},
+                                   {"a": "b", "b": "c", "bandwidth_gb_per_s": 1.0}]})
+    r = place(g, hw, PlaceOptions(time_limit_s=10, threads=1))
+    stats = r.model_extra["stats"]
+    assert stats["decomposition_components"] == 17 and stats["decomposition_distinct_components"] <= 3
+    assert check_result(g, hw, r) == []
+    assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
