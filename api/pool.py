@@ -11,7 +11,6 @@ import json
 import logging
 import os
 import queue
-import signal
 import subprocess
 import sys
 import threading
@@ -20,6 +19,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+from solvers.processes import group_alive, kill_group
 
 __all__ = ["Outcome", "WorkerProcess", "WorkerStartError", "become_subreaper", "group_alive"]
 
@@ -77,17 +78,6 @@ def _reap_group(pgid: int) -> None:
             return
         if pid == 0:
             return
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any process (zombies included) is left in process group `pgid`."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 class WorkerProcess:
@@ -208,10 +198,7 @@ class WorkerProcess:
         if self._proc is None:
             return True
         pgid = self._proc.pid  # session leader: its pid is the group id
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
+        kill_group(pgid)
         try:
             self._proc.wait(timeout=wait_s)
         except subprocess.TimeoutExpired:

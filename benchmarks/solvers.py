@@ -20,7 +20,6 @@ import json
 import multiprocessing
 import os
 import platform
-import signal
 import sys
 import tempfile
 import time
@@ -31,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks import graphs
+from solvers.processes import group_alive, kill_group
 
 __all__ = [
     "BACKENDS",
@@ -295,21 +295,6 @@ def _child(fn: Callable[..., None], args: tuple[Any, ...], out_path: str) -> Non
     os._exit(0)
 
 
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _kill_group(pgid: int) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
 def run_isolated(fn: Callable[..., None], args: tuple[Any, ...], deadline_s: float) -> ChildOutcome:
     """Run `fn(*args, emit)` in a forked child (own process group); kill the group at `deadline_s`.
 
@@ -325,14 +310,14 @@ def run_isolated(fn: Callable[..., None], args: tuple[Any, ...], deadline_s: flo
         child.join(deadline_s)
         killed = child.is_alive()
         if killed:
-            _kill_group(child.pid)
+            kill_group(child.pid)
             child.kill()  # in case it had not reached setsid yet
             child.join()
         wall_s = time.perf_counter() - began
         leftovers = False
-        if child.pid is not None and _group_alive(child.pid):
+        if child.pid is not None and group_alive(child.pid):
             leftovers = True
-            _kill_group(child.pid)
+            kill_group(child.pid)
         messages = []
         if os.path.exists(out_path):
             with open(out_path) as f:

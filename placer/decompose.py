@@ -497,7 +497,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
-            budget = max(0.5, (deadline - time.perf_counter()) / (len(dec.components) - len(done) + 1))
+            budget = max(0.1, (deadline - time.perf_counter()) / (len(dec.components) - len(done) + 1))
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, ans, pinned)
             if not ans.device_of_group:
                 stats["failed"] = f"component {c} cannot be fitted: {ans.status}"
