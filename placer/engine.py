@@ -56,6 +56,8 @@ class PlaceOptions(BaseModel):
     seed: int = Field(0, ge=0)
     coarsen: Literal["off", "auto", "force"] = "auto"
     coarsen_max_ops: int = Field(DEFAULT_MAX_OPS, ge=2)
+    # CP-SAT work limits instead of wall time and fixed seeds: the same answer on any load
+    deterministic: bool = False
 
 
 @dataclass(frozen=True)
