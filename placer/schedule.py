@@ -8,6 +8,7 @@ leaves, and can only shorten the solver's own schedule.
 """
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -57,11 +58,37 @@ class Schedule:
         return used
 
 
-def solution_from_starts(problem: Problem, device: Sequence[int], start: Sequence[float]) -> Solution:
-    """Per-device order from start times; ties go to the topological index (ops are indexed so)."""
+def solution_from_starts(
+    problem: Problem, device: Sequence[int], start: Sequence[float], time_unit_ms: float = 1.0
+) -> Solution:
+    """Per-device orders from a solver's start times (in units of `time_unit_ms`: ms or ticks).
+
+    The orders are cut from one topological order of the graph: Kahn's algorithm takes
+    the ready op whose interval has the earliest midpoint (then the lowest index). So
+    they never contradict the graph, even when solver tolerances put an op a hair
+    before its own predecessor. On a device, non-overlapping intervals have midpoints
+    in the same order, at least (d_x + d_y) / 2 apart: this is the solver's own order
+    for exact starts (re-timing can then only shorten its schedule), a zero-length op
+    starting with a longer one goes first (second, it would delay its successors), and
+    noise smaller than half a duration changes nothing. Sorting by start alone fails
+    the last two. Starts in ticks with durations in ms keep these properties while the
+    tick is at most 1 ms (durations shrink, gaps stay).
+    """
+    def priority(k: int) -> tuple[float, int]:
+        return (start[k] + problem.time_ms[k][device[k]] / time_unit_ms / 2, k)
+
+    waiting = [len(problem.preds[k]) for k in range(problem.n_ops)]
+    ready = [priority(k) for k in range(problem.n_ops) if waiting[k] == 0]
+    heapq.heapify(ready)
     order: list[list[int]] = [[] for _ in problem.devices]
-    for k in sorted(range(problem.n_ops), key=lambda k: (start[k], k)):
+    while ready:
+        k = heapq.heappop(ready)[1]
         order[device[k]].append(k)
+        for i in problem.succs[k]:
+            v = problem.edges[i].dst
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                heapq.heappush(ready, priority(v))
     return Solution(device=list(device), order=order)
 
 
