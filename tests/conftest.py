@@ -1,7 +1,8 @@
 """Shared fixtures and options.
 
 `--runslow` runs the larger instances. With PLACER_REQUIRE_BACKENDS=cbc,cpsat,highs (set
-by .ci/run) a missing back end fails the session instead of skipping silently.
+by .ci/run) a missing back end fails the session instead of skipping silently. Hypothesis
+runs derandomized (profile "placer"), so every run draws the same examples.
 """
 from __future__ import annotations
 
@@ -10,8 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from solvers import available_solvers
+
+# Property tests draw the same examples on every run: a failure reproduces, and a pass
+# means the same thing twice. print_blob gives the @reproduce_failure line on a failure.
+settings.register_profile("placer", derandomize=True, database=None, deadline=None, print_blob=True)
+settings.load_profile("placer")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
