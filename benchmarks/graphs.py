@@ -6,6 +6,7 @@ of `link_gb_per_s` divided by mean op time) is what the caller asks for.
 """
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
@@ -15,9 +16,16 @@ __all__ = [
     "device_subset",
     "fork_join",
     "fully_connected_hardware",
+    "gpt_per_head",
+    "group_memory",
     "layered",
+    "memory_tight",
+    "nasnet_cells",
     "random_dag",
+    "separated_training",
     "training_step",
+    "unet",
+    "v100_nvlink",
 ]
 
 
@@ -124,6 +132,31 @@ def fully_connected_hardware(n: int, link_gb_per_s: float = 25.0, latency_us: fl
     }
 
 
+def _attention_per_head(net: Any, p: str, h: Any, heads: int, *, causal: bool = False) -> Any:
+    """Multi-head self-attention with every head's query, key and value projection, scores,
+    softmax and context as its own op, the heads concatenated before the output projection.
+    Each projection's heads share that projection's weight group (one update op per projection)."""
+    from placer.zoo.layers import SOFTMAX_FLOPS_PER_ELEMENT, concat, linear
+
+    sequence, hidden = h.shape
+    d_head = hidden // heads
+    for proj in ("query", "key", "value"):
+        net.parameters(f"{p}.attention.{proj}", hidden * hidden + hidden)
+    # a causal mask adds one compare-and-select per score; the matmuls are computed in full
+    mask = sequence * sequence if causal else 0
+    contexts = []
+    for head in range(heads):
+        q, k, v = (linear(net, f"{p}.attention.{proj}.h{head}", h, d_head, group=f"{p}.attention.{proj}",
+                          shared=True) for proj in ("query", "key", "value"))
+        scores = net.layer(f"{p}.attention.scores.h{head}", "attention", [q, k], (sequence, sequence),
+                           2 * sequence * sequence * d_head + sequence * sequence + mask)
+        probs = net.layer(f"{p}.attention.softmax.h{head}", "softmax", [scores], scores.shape,
+                          SOFTMAX_FLOPS_PER_ELEMENT * scores.elements)
+        contexts.append(net.layer(f"{p}.attention.context.h{head}", "attention", [probs, v],
+                                  (sequence, d_head), 2 * sequence * sequence * d_head))
+    return concat(net, f"{p}.attention.heads", contexts, axis=1)
+
+
 def bert_per_head(batch: int = 32, layers: int = 12, hidden: int = 768, heads: int = 12, ffn: int = 3072,
                   sequence: int = 128) -> dict:
     """BERT-base's training step with attention computed head by head: about 2,000 ops.
@@ -136,20 +169,9 @@ def bert_per_head(batch: int = 32, layers: int = 12, hidden: int = 768, heads: i
     training step keeps one update op per projection."""
     from placer.zoo import training
     from placer.zoo.bert import MAX_POSITIONS, TOKEN_TYPES, VOCABULARY
-    from placer.zoo.layers import (
-        SOFTMAX_FLOPS_PER_ELEMENT,
-        add,
-        concat,
-        embedding,
-        gelu,
-        layernorm,
-        linear,
-        softmax_cross_entropy,
-        tanh,
-    )
+    from placer.zoo.layers import add, embedding, gelu, layernorm, linear, softmax_cross_entropy, tanh
     from placer.zoo.network import Network
 
-    d_head = hidden // heads
     net = Network(f"bert_per_head_l{layers}", f"BERT ({layers} x {hidden}, {heads} heads), attention per head")
     ids = net.input("input_ids", (sequence,))
     types = net.input("token_type_ids", (sequence,))
@@ -161,19 +183,7 @@ def bert_per_head(batch: int = 32, layers: int = 12, hidden: int = 768, heads: i
     h = layernorm(net, "embeddings.layernorm", add(net, "embeddings.sum", *looked_up))
     for layer in range(layers):
         p = f"encoder.layer{layer}"
-        contexts = []
-        for proj in ("query", "key", "value"):
-            net.parameters(f"{p}.attention.{proj}", hidden * hidden + hidden)
-        for head in range(heads):
-            q, k, v = (linear(net, f"{p}.attention.{proj}.h{head}", h, d_head, group=f"{p}.attention.{proj}",
-                              shared=True) for proj in ("query", "key", "value"))
-            scores = net.layer(f"{p}.attention.scores.h{head}", "attention", [q, k], (sequence, sequence),
-                               2 * sequence * sequence * d_head + sequence * sequence)
-            probs = net.layer(f"{p}.attention.softmax.h{head}", "softmax", [scores], scores.shape,
-                              SOFTMAX_FLOPS_PER_ELEMENT * scores.elements)
-            contexts.append(net.layer(f"{p}.attention.context.h{head}", "attention", [probs, v],
-                                      (sequence, d_head), 2 * sequence * sequence * d_head))
-        ctx = concat(net, f"{p}.attention.heads", contexts, axis=1)
+        ctx = _attention_per_head(net, p, h, heads)
         out = linear(net, f"{p}.attention.output", ctx, hidden)
         h = layernorm(net, f"{p}.attention.layernorm", add(net, f"{p}.attention.residual", out, h))
         up = gelu(net, f"{p}.ffn.gelu", linear(net, f"{p}.ffn.up", h, ffn))
@@ -182,6 +192,238 @@ def bert_per_head(batch: int = 32, layers: int = 12, hidden: int = 768, heads: i
     pooled = tanh(net, "pooler.tanh", linear(net, "pooler.dense", h.view(hidden), hidden))
     softmax_cross_entropy(net, "loss", [linear(net, "classifier", pooled, 2)])
     return training.training_graph(net, batch)
+
+
+GPT_VOCABULARY = 50_257  # GPT-2's byte-pair vocabulary
+GPT_POSITIONS = 1024
+
+
+def gpt_per_head(batch: int = 8, layers: int = 16, hidden: int = 1024, heads: int = 8, ffn: int = 4096,
+                 sequence: int = 256) -> dict:
+    """A GPT-2-style decoder-only language model's training step, attention head by head:
+    16 layers x 8 heads is about 2,000 ops (the operator-level transformer graph of another
+    size than `bert_per_head`). Pre-layernorm blocks (layernorm, per-head causal attention,
+    output projection, residual add; layernorm, FFN up, GELU, FFN down, residual add), a final
+    layernorm, and the language-model head tied to the word embedding (its weight gradient goes
+    to the embedding's update op) with a softmax cross-entropy over every position."""
+    from placer.zoo import training
+    from placer.zoo.layers import add, embedding, gelu, layernorm, linear, softmax_cross_entropy
+    from placer.zoo.network import Network
+
+    net = Network(f"gpt_per_head_l{layers}h{heads}", f"GPT ({layers} x {hidden}, {heads} heads), attention per head")
+    ids = net.input("input_ids", (sequence,))
+    net.parameters("wte", GPT_VOCABULARY * hidden)
+    net.parameters("wpe", GPT_POSITIONS * hidden)
+    tokens = embedding(net, "wte", ids, hidden, group="wte", table_rows=GPT_VOCABULARY, lookups=sequence)
+    positions = embedding(net, "wpe", None, hidden, group="wpe", table_rows=GPT_POSITIONS, lookups=sequence)
+    h = add(net, "embeddings.sum", tokens, positions)
+    for layer in range(layers):
+        p = f"h{layer}"
+        ctx = _attention_per_head(net, p, layernorm(net, f"{p}.ln_1", h), heads, causal=True)
+        h = add(net, f"{p}.attention.residual", linear(net, f"{p}.attention.output", ctx, hidden), h)
+        up = gelu(net, f"{p}.mlp.gelu", linear(net, f"{p}.mlp.up", layernorm(net, f"{p}.ln_2", h), ffn))
+        h = add(net, f"{p}.mlp.residual", linear(net, f"{p}.mlp.down", up, hidden), h)
+    logits = linear(net, "lm_head", layernorm(net, "ln_f", h), GPT_VOCABULARY, bias=False, group="wte",
+                    shared=True)
+    softmax_cross_entropy(net, "loss", [logits])
+    return training.training_graph(net, batch)
+
+
+# NASNet cell operations: (name, kernel); sep = ReLU, depthwise conv, pointwise conv, batchnorm
+_NASNET_OPS = (("sep3", 3), ("sep5", 5), ("sep7", 7), ("avg3", 3), ("max3", 3), ("identity", 0))
+
+
+def _nasnet_genotype(rng: random.Random, blocks: int = 5) -> list[tuple[tuple[int, str], tuple[int, str]]]:
+    """Per block, two (input state, operation) pairs: inputs among the cell's two inputs and the
+    earlier blocks' outputs, drawn with a bias towards the two inputs (as NASNet-A's cells are)."""
+    genotype = []
+    for b in range(blocks):
+        pair = []
+        for _ in range(2):
+            states = 2 + b
+            index = rng.randrange(2) if rng.random() < 0.6 or states == 2 else rng.randrange(2, states)
+            pair.append((index, rng.choice(_NASNET_OPS)[0]))
+        genotype.append((pair[0], pair[1]))
+    return genotype
+
+
+def nasnet_cells(cells_per_stage: int = 8, seed: int = 0, batch: int = 32, channels: int = 64,
+                 image: int = 224) -> dict:
+    """NASNet-style cell graph (Zoph et al. 2018): a training step of about 2,000-2,500 ops with
+    many parallel branches and no time cuts between cells.
+
+    Stem (two stride-2 conv-bn-relu, a stride-2 max pool), then three stages of
+    `cells_per_stage` normal cells with a reduction cell between stages (channels doubled,
+    resolution halved). Every cell reads the outputs of the previous two cells (each adjusted to
+    the cell's channels by ReLU, 1x1 conv, batchnorm; stride 2 when the older one is twice the
+    size), has 5 blocks that each add two parallel operations (separable 3x3/5x5/7x7 conv:
+    ReLU, depthwise conv, pointwise conv, batchnorm; 3x3 average or max pool; identity) applied
+    to the cell's inputs or earlier blocks' outputs, and concatenates the 5 blocks' outputs. The
+    normal and reduction cells' structures (genotypes) are drawn once per `seed`; in a reduction
+    cell the operations on the cell's inputs have stride 2 (identity becomes a max pool)."""
+    from placer.zoo import training
+    from placer.zoo.layers import (
+        add,
+        avg_pool,
+        batchnorm,
+        concat,
+        conv2d,
+        conv_bn_relu,
+        global_avg_pool,
+        linear,
+        max_pool,
+        relu,
+        softmax_cross_entropy,
+    )
+    from placer.zoo.network import Network
+
+    rng = random.Random(seed)
+    normal, reduction = _nasnet_genotype(rng), _nasnet_genotype(rng)
+    net = Network(f"nasnet_cells_{cells_per_stage}x3_s{seed}",
+                  f"NASNet-style network, 3 stages x {cells_per_stage} cells, 2 reduction cells")
+    x = net.input("images", (3, image, image))
+    x = conv_bn_relu(net, "stem.conv0", x, channels // 2, 3, stride=2, padding=1)
+    x = conv_bn_relu(net, "stem.conv1", x, channels, 3, stride=2, padding=1)
+    x = max_pool(net, "stem.pool", x, 3, 2, 1)
+
+    def adjust(name: str, t: Any, c: int, stride: int) -> Any:
+        y = conv2d(net, f"{name}.conv", relu(net, f"{name}.relu", t), c, 1, stride)
+        return batchnorm(net, f"{name}.bn", y)
+
+    def operation(name: str, op: str, t: Any, c: int, stride: int) -> Any:
+        if op == "identity":
+            return t if stride == 1 else max_pool(net, f"{name}.max3", t, 3, stride, 1)
+        if op in ("avg3", "max3"):
+            pool = avg_pool if op == "avg3" else max_pool
+            return pool(net, f"{name}.{op}", t, 3, stride, 1)
+        k = int(op[3:])
+        y = relu(net, f"{name}.{op}.relu", t)
+        y = conv2d(net, f"{name}.{op}.depthwise", y, c, k, stride, k // 2, groups=c)
+        y = conv2d(net, f"{name}.{op}.pointwise", y, c, 1)
+        return batchnorm(net, f"{name}.{op}.bn", y)
+
+    def cell(name: str, older: Any, prev: Any, c: int, reduce: bool) -> Any:
+        older_stride = 2 if older.shape[1] > prev.shape[1] else 1
+        states = [adjust(f"{name}.in0", older, c, older_stride), adjust(f"{name}.in1", prev, c, 1)]
+        for b, pair in enumerate(reduction if reduce else normal):
+            outs = [operation(f"{name}.b{b}.{side}", op, states[i], c, 2 if reduce and i < 2 else 1)
+                    for side, (i, op) in zip("lr", pair)]
+            states.append(add(net, f"{name}.b{b}.add", *outs))
+        return concat(net, f"{name}.concat", states[2:])
+
+    older, prev, c, k = x, x, channels, 0
+    for stage in range(3):
+        if stage:
+            c *= 2
+            older, prev = prev, cell(f"cell{k}", older, prev, c, True)
+            k += 1
+        for _ in range(cells_per_stage):
+            older, prev = prev, cell(f"cell{k}", older, prev, c, False)
+            k += 1
+    pooled = global_avg_pool(net, "head.pool", relu(net, "head.relu", prev))
+    softmax_cross_entropy(net, "loss", [linear(net, "classifier", pooled, 1000)])
+    return training.training_graph(net, batch)
+
+
+def unet(depth: int = 5, convs_per_level: int = 4, batch: int = 8, base_channels: int = 32, image: int = 256,
+         classes: int = 2) -> dict:
+    """U-Net (Ronneberger et al. 2015) segmentation training step with long skip connections.
+
+    Encoder level l (l = 0 .. depth-1, base_channels x 2^l channels): `convs_per_level` 3x3
+    conv-bn-relu, its output kept for the decoder, then a 2x2 max pool; a bottleneck of the same
+    convs; decoder level l: a 2x2 stride-2 transposed conv up, concatenated with encoder level
+    l's output (the long skip), then the convs; a 1x1 conv to `classes` and a per-pixel softmax
+    cross-entropy. depth 5 x 4 convs is about 400 ops, depth 6 x 9 convs about 1,000."""
+    from placer.zoo import training
+    from placer.zoo.layers import concat, conv2d, conv_bn_relu, max_pool, softmax_cross_entropy
+    from placer.zoo.network import Network
+
+    if image % (2 ** depth):
+        raise ValueError(f"unet: image {image} is not divisible by 2^{depth}")
+    net = Network(f"unet_d{depth}x{convs_per_level}", f"U-Net, depth {depth}, {convs_per_level} convs per level")
+    x = net.input("images", (3, image, image))
+    skips = []
+    for level in range(depth + 1):
+        c = base_channels * 2 ** level
+        name = f"enc{level}" if level < depth else "bottleneck"
+        for i in range(convs_per_level):
+            x = conv_bn_relu(net, f"{name}.conv{i}", x, c, 3, padding=1)
+        if level < depth:
+            skips.append(x)
+            x = max_pool(net, f"{name}.pool", x, 2, 2)
+    for level in reversed(range(depth)):
+        c = base_channels * 2 ** level
+        cin, _, w = x.shape
+        up = net.layer(f"dec{level}.up", "conv_transpose", [x], (c, 2 * w, 2 * w), 2 * cin * c * 4 * w * w + c * 4 * w * w,
+                       params=cin * c * 4 + c)
+        x = concat(net, f"dec{level}.concat", [skips[level], up])
+        for i in range(convs_per_level):
+            x = conv_bn_relu(net, f"dec{level}.conv{i}", x, c, 3, padding=1)
+    logits = conv2d(net, "head.conv", x, classes, 1, bias=True)
+    softmax_cross_entropy(net, "loss", [logits.view(image * image, classes)], classes=classes)
+    return training.training_graph(net, batch)
+
+
+def _is_backward_op(op: dict[str, Any]) -> bool:
+    """Backward or weight-update op by the conventions of the zoo (`L.bwd`, `g.update`), the
+    PipeDream importer (`L.bwd`) and `training_step` (`L_grad`)."""
+    op_id, kind = op["id"], op.get("kind") or ""
+    return (op_id.endswith((".bwd", ".update", "_grad")) or kind.endswith(("_grad", ".bwd"))
+            or kind in ("backward", "sgd_momentum"))
+
+
+def separated_training(doc: dict) -> dict:
+    """A training graph with every forward-to-backward edge removed: the forward part and the
+    backward part (with the weight updates) are separate components, joined only through the
+    colocation groups an op shares with its gradient op. This is the form msr-fiddle's
+    dnn-partitioning training graphs take (e.g. `inceptionv3_training.json`): the saved
+    activations `L -> L.bwd` and the loss's `loss -> loss.bwd` are gone, so the backward part
+    starts at the loss gradient with no input. E.g. `separated_training(placer.zoo.build("inception_v3"))`."""
+    backward = {op["id"] for op in doc["ops"] if _is_backward_op(op)}
+    if not backward or len(backward) == len(doc["ops"]):
+        raise ValueError(f"separated_training: {doc.get('name')} has no forward/backward split")
+    edges = [e for e in doc.get("edges", []) if not (e["src"] not in backward and e["dst"] in backward)]
+    return {**doc, "name": f"{doc.get('name', 'graph')}-separated", "edges": edges}
+
+
+def group_memory(graph_doc: dict) -> dict[str, int]:
+    """Memory per colocation group (an op without a group is its own)."""
+    groups: dict[str, int] = {}
+    for op in graph_doc["ops"]:
+        key = op.get("group") or f"op:{op['id']}"
+        groups[key] = groups.get(key, 0) + int(op.get("memory_bytes", 0))
+    return groups
+
+
+def memory_tight(hardware_doc: dict, graph_doc: dict, slack: float = 1.15) -> dict:
+    """`hardware_doc` with every device's memory set so that `graph_doc` barely fits the whole
+    machine: slack x total memory / devices, but never below 1.05 x the largest group's memory
+    (a group must fit on one device). The name gets `-tight`."""
+    groups = group_memory(graph_doc)
+    total, largest = sum(groups.values()), max(groups.values(), default=0)
+    devices = hardware_doc["devices"]
+    capacity = max(math.ceil(slack * total / len(devices)), math.ceil(1.05 * largest), 1)
+    return {
+        **hardware_doc,
+        "name": f"{hardware_doc.get('name', 'hardware')}-tight",
+        "devices": [{**d, "memory_bytes": capacity} for d in devices],
+    }
+
+
+def v100_nvlink(n: int = 4, memory_bytes: int = 32_000_000_000) -> dict:
+    """n V100-SXM2-32GB fully connected by NVLink2: 25 GB/s per direction and 5 us per link,
+    peak 15.7 TFLOP/s (FP32), 900 GB/s memory bandwidth: the machine the real graphs of
+    /work/shared/data/real-graphs were benchmarked on (4 GPUs)."""
+    device = {"kind": "V100-SXM2-32GB", "memory_bytes": memory_bytes, "peak_tflops": 15.7,
+              "memory_bandwidth_gb_per_s": 900.0}
+    return {
+        "format": "placer.hardware/v1",
+        "name": f"v100x{n}_nvlink",
+        "description": f"{n} V100-SXM2-32GB fully connected by NVLink2 (25 GB/s per direction, 5 us)",
+        "devices": [{"id": f"gpu{i}", **device} for i in range(n)],
+        "links": [{"a": f"gpu{i}", "b": f"gpu{j}", "bandwidth_gb_per_s": 25.0, "latency_us": 5.0, "kind": "nvlink2"}
+                  for i in range(n) for j in range(i + 1, n)],
+    }
 
 
 def device_subset(hardware: dict, keep: list[str], name: str | None = None) -> dict:
