@@ -3,6 +3,7 @@
     python -m benchmarks.solvers --quick                      # a few minutes, 5 s per solve
     nice -n 10 python -m benchmarks.solvers --time-limit 60   # the full report (about 80 minutes)
     placer bench --quick --solvers cpsat heft --families layered
+    nice -n 10 python -m benchmarks.solvers --families real hard --time-limit 60   # issue 10 (about 2 h)
 
 Each solve runs in a forked child in its own process group with a hard wall-clock deadline
 (time limit + grace): a solver that hangs or overruns (CBC in presolve) is killed with its
@@ -20,12 +21,14 @@ import json
 import multiprocessing
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +41,8 @@ __all__ = [
     "Backend",
     "Case",
     "ChildOutcome",
+    "MODES",
+    "busy_competitor",
     "add_arguments",
     "build_cases",
     "disjunction_count",
@@ -70,7 +75,18 @@ DEVICE_COUNTS = (2, 4, 8)
 ZOO_PRESETS = ("dgx1_v100_quad", "dgx1_v100", "dgx_a100")
 TARGET_LAYERED_SEEDS = (0, 1, 2, 3, 4)
 REPORTS = Path(__file__).resolve().parent / "reports"
-FAMILIES = ("small", "layered", "chain", "fork_join", "random", "zoo", "targets", "import")
+FAMILIES = ("small", "layered", "chain", "fork_join", "random", "zoo", "targets", "real", "hard", "import")
+# How each solve runs: `idle` as is; `loaded` with one competing busy process (a pure-Python spin
+# loop at nice 0) for the duration of the solve; `deterministic` with PlaceOptions(deterministic=True).
+MODES = ("idle", "loaded", "deterministic")
+MODE_FAMILIES = ("real", "hard")  # the families that run every mode by default (the others: idle)
+# Without --families: everything but real and hard (about two hours in three modes: name them)
+DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in MODE_FAMILIES + ("import",))
+# Third-party training graphs (PipeDream profiles, msr-fiddle dnn-partitioning inputs), shared
+# next to the checkout: <root>/shared/data/real-graphs with the repository at <root>/main.
+REAL_GRAPHS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-graphs"
+REAL_PRESETS = ("dgx1_v100",)  # plus graphs.v100_nvlink(4), the machine the profiles come from
+HARD_PRESET = "dgx1_v100"  # 8 GPUs; 4 GPUs: graphs.v100_nvlink(4)
 
 
 @dataclass(frozen=True)
@@ -106,6 +122,8 @@ class Case:
     hardware: dict[str, Any]
     tags: tuple[str, ...] = ()
     backends: tuple[str, ...] | None = None  # labels; None = every selected back end
+    memory_tight: bool = False  # hardware from graphs.memory_tight: the graph barely fits
+    modes: tuple[str, ...] = ("idle",)  # exact back ends run once per mode, heuristics in the first
 
     @property
     def name(self) -> str:
@@ -205,17 +223,116 @@ def _imported(specs: Sequence[str]) -> list[Case]:
     return cases
 
 
-def build_cases(quick: bool, families: Iterable[str], imports: Sequence[str] = ()) -> list[Case]:
-    """Every case of the run, in the order they are solved."""
+def real_graph_files(directory: Path | None = None) -> list[tuple[str, Path]]:
+    """(importer kind, path) of every real graph under `directory` (default REAL_GRAPHS):
+    PipeDream profiles `pipedream/*/graph.txt` and dnn-partitioning inputs
+    `msr-dnn-partitioning/**/*.json`, sorted by path. Empty when the directory is missing."""
+    root = REAL_GRAPHS if directory is None else Path(directory)
+    if not root.is_dir():
+        return []
+    found = [("pipedream", p) for p in sorted(root.glob("pipedream/*/graph.txt"))]
+    found += [("msr", p) for p in sorted(root.glob("msr-dnn-partitioning/**/*.json"))]
+    return found
+
+
+def import_real(kind: str, path: Path) -> dict[str, Any]:
+    """A real graph as placer.graph/v1, imported the way its README says: PipeDream profiles with
+    the Input layer's (data loading) time dropped, msr graphs with the msr importer."""
+    if kind == "pipedream":
+        from placer.importers.pipedream import import_pipedream
+
+        return import_pipedream(path, name=f"pipedream-{path.parent.name}", zero_input_time=True).document
+    from placer.importers.msr import import_msr
+
+    return import_msr(path, name=f"msr-{path.stem}").document
+
+
+def _real(quick: bool, directory: Path | None = None) -> list[Case]:
+    """Every real graph on the 4 V100-32GB NVLink machine and the DGX-1 (8 x 16 GB); quick: the
+    smallest graph of each kind, on the 4 GPUs. Nothing (and a message) when the data is missing."""
+    root = REAL_GRAPHS if directory is None else Path(directory)
+    files = real_graph_files(root)
+    if not files:
+        print(f"benchmarks.solvers: family 'real' skipped: no real graphs in {root} "
+              "(expected pipedream/*/graph.txt and msr-dnn-partitioning/**/*.json)", file=sys.stderr)
+        return []
+    only = ("cpsat", "heft")
+    documents = [(kind, import_real(kind, path)) for kind, path in files]
+    if quick:
+        smallest = {}
+        for kind, doc in sorted(documents, key=lambda kd: len(kd[1]["ops"])):
+            smallest.setdefault(kind, doc)
+        return [Case("real", doc, graphs.v100_nvlink(4), (), only)
+                for doc in sorted(smallest.values(), key=lambda d: len(d["ops"]))]
+    machines = [graphs.v100_nvlink(4)] + [_preset(name) for name in REAL_PRESETS]
+    return [Case("real", doc, hw, (), only) for _, doc in documents for hw in machines]
+
+
+def hard_graphs(quick: bool) -> list[dict[str, Any]]:
+    """The hard family's generated graphs (benchmarks/graphs.py), smallest first in quick runs."""
+    from placer.zoo import build
+
+    if quick:
+        return [graphs.unet(depth=4, convs_per_level=2), graphs.nasnet_cells(cells_per_stage=1)]
+    return [
+        graphs.separated_training(build("inception_v3")),
+        graphs.unet(depth=6, convs_per_level=9),
+        graphs.gpt_per_head(),
+        graphs.bert_per_head(),
+        graphs.nasnet_cells(),
+    ]
+
+
+def _hard(quick: bool) -> list[Case]:
+    """Every hard graph on 4 NVLinked V100-32GB and on the DGX-1, each also memory-tight; and the
+    zoo's Inception-V3 on the DGX-1 quad (its loaded-mode gap is a target). Quick: the small
+    graphs on the 4 GPUs (U-Net both ways, NASNet tight) and the Inception-V3 quad case."""
+    from placer.zoo import build
+
+    only = ("cpsat", "heft")
+    cases = []
+    machines = [graphs.v100_nvlink(4)] if quick else [graphs.v100_nvlink(4), _preset(HARD_PRESET)]
+    for i, graph in enumerate(hard_graphs(quick)):
+        for hw in machines:
+            if not (quick and i > 0):
+                cases.append(Case("hard", graph, hw, (), only))
+            cases.append(Case("hard", graph, graphs.memory_tight(hw, graph), (), only, memory_tight=True))
+    cases.append(Case("hard", build("inception_v3"), _preset("dgx1_v100_quad"), ("inception_quad_loaded",), only))
+    return cases
+
+
+def build_cases(quick: bool, families: Iterable[str], imports: Sequence[str] = (), *,
+                modes: Sequence[str] | None = None, real_graphs: Path | None = None) -> list[Case]:
+    """Every case of the run, in the order they are solved. `modes`: the modes of every case
+    (default: all of MODES for the real and hard families, idle for the others)."""
     chosen = set(families)
     cases = _synthetic(quick, chosen)
     if "zoo" in chosen:
         cases += _zoo(quick)
     if "targets" in chosen:
         cases += _targets(quick)
+    if "real" in chosen:
+        cases += _real(quick, real_graphs)
+    if "hard" in chosen:
+        cases += _hard(quick)
     if imports:
         cases += _imported(imports)
-    return cases
+    return [replace(c, modes=tuple(modes) if modes else (MODES if c.family in MODE_FAMILIES else ("idle",)))
+            for c in cases]
+
+
+def select_cases(cases: Sequence[Case], match: Sequence[str] = (), limit: int | None = None) -> list[Case]:
+    """Cases whose `graph @ hardware` name contains one of `match` (all when empty), at most
+    `limit` per family, in order."""
+    kept, per_family = [], Counter()
+    for case in cases:
+        if match and not any(m in case.name for m in match):
+            continue
+        if limit is not None and per_family[case.family] >= limit:
+            continue
+        per_family[case.family] += 1
+        kept.append(case)
+    return kept
 
 
 # --------------------------------------------------------------------------- skips
@@ -307,7 +424,13 @@ def run_isolated(fn: Callable[..., None], args: tuple[Any, ...], deadline_s: flo
         began = time.perf_counter()
         child = context.Process(target=_child, args=(fn, args, out_path), daemon=False)
         child.start()
-        child.join(deadline_s)
+        try:
+            child.join(deadline_s)
+        except BaseException:  # Ctrl-C or a signal turned exception: the child has its own session
+            kill_group(child.pid)
+            child.kill()
+            child.join()
+            raise
         killed = child.is_alive()
         if killed:
             kill_group(child.pid)
@@ -325,6 +448,55 @@ def run_isolated(fn: Callable[..., None], args: tuple[Any, ...], deadline_s: flo
                     with contextlib.suppress(json.JSONDecodeError):  # a line cut by the kill
                         messages.append(json.loads(line))
     return ChildOutcome(messages, killed, child.exitcode, wall_s, leftovers)
+
+
+# --------------------------------------------------------------------------- the loaded mode
+
+
+# A pure-Python spin loop at nice 0 that also ends by itself within ~0.1 s once its parent is gone
+# (a benchmark killed with SIGKILL cannot stop it otherwise).
+_SPIN = """
+import os, sys
+parent = int(sys.argv[1])
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, 0)
+except OSError:
+    pass
+n = 0
+while True:
+    n += 1
+    if not n & 0xFFFFF and os.getppid() != parent:
+        break
+"""
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    """User + system CPU seconds of `pid` so far (from /proc), None when unreadable."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+@contextlib.contextmanager
+def busy_competitor() -> Iterator[dict[str, Any]]:
+    """One competing CPU-bound process (a Python spin loop at nice 0, or at the benchmark's own
+    niceness when it may not lower it) for the duration of the block. It is killed on the way
+    out, whatever happens (errors, Ctrl-C), and exits by itself if the benchmark dies. The
+    yielded dict holds `competitor_pid`, `competitor_nice` and, after the block, `competitor_cpu_s`."""
+    proc = subprocess.Popen([sys.executable, "-c", _SPIN, str(os.getpid())], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    info: dict[str, Any] = {"competitor_pid": proc.pid}
+    try:
+        time.sleep(0.05)  # let it lower its niceness before the solve starts
+        with contextlib.suppress(OSError):
+            info["competitor_nice"] = os.getpriority(os.PRIO_PROCESS, proc.pid)
+        yield info
+    finally:
+        info["competitor_cpu_s"] = _cpu_seconds(proc.pid)
+        proc.kill()
+        proc.wait()
 
 
 # --------------------------------------------------------------------------- one solve
@@ -370,24 +542,37 @@ def _times(events: list[dict[str, Any]], makespan: float | None, solve_time_s: f
     return first, best
 
 
-def _row(case: Case, backend: Backend, time_limit_s: float) -> dict[str, Any]:
+def _row(case: Case, backend: Backend, time_limit_s: float, mode: str = "idle") -> dict[str, Any]:
     hw_devices = len(case.hardware["devices"])
+    capacities = [d["memory_bytes"] for d in case.hardware["devices"] if d.get("memory_bytes") is not None]
     return {
         "family": case.family, "graph": case.graph["name"], "ops": len(case.graph["ops"]),
         "edges": len(case.graph.get("edges", [])), "hardware": case.hardware["name"], "devices": hw_devices,
         "backend": backend.label, "solver": backend.solver,
         "routing": backend.routing if backend.is_milp else None,
-        "time_limit_s": time_limit_s, "tags": list(case.tags),
+        "time_limit_s": time_limit_s, "tags": list(case.tags), "mode": mode, "memory_tight": case.memory_tight,
+        "device_memory_bytes": min(capacities) if capacities else None,
+        "graph_memory_bytes": sum(int(op.get("memory_bytes", 0)) for op in case.graph["ops"]),
     }
 
 
 def run_one(case: Case, backend: Backend, time_limit_s: float, threads: int = 2, seed: int = 0,
-            grace_s: float = GRACE_S) -> dict[str, Any]:
-    """Solve one case with one back end in a child; the benchmark row."""
-    row = _row(case, backend, time_limit_s)
+            grace_s: float = GRACE_S, mode: str = "idle") -> dict[str, Any]:
+    """Solve one case with one back end in a child, in `mode` (one of MODES); the benchmark row."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}; known: {', '.join(MODES)}")
+    row = _row(case, backend, time_limit_s, mode)
     options = {"solver": backend.solver, "time_limit_s": time_limit_s, "routing": backend.routing,
                "threads": threads, "seed": seed}
-    outcome = run_isolated(_solve, (case.graph, case.hardware, options), time_limit_s + grace_s)
+    if mode == "deterministic":
+        options["deterministic"] = True
+    args = (case.graph, case.hardware, options)
+    if mode == "loaded":
+        with busy_competitor() as competitor:
+            outcome = run_isolated(_solve, args, time_limit_s + grace_s)
+        row.update(competitor)
+    else:
+        outcome = run_isolated(_solve, args, time_limit_s + grace_s)
     events = [m for m in outcome.messages if m.get("kind") == "progress"]
     final = next((m for m in outcome.messages if m.get("kind") == "result"), None)
     error = next((m for m in outcome.messages if m.get("kind") == "error"), None)
@@ -435,22 +620,28 @@ def _preload() -> None:
     import solvers.pulp_milp  # noqa: F401
 
 
+def planned_runs(case: Case, backends: Sequence[Backend]) -> list[tuple[str, Backend]]:
+    """(mode, back end) pairs a case runs: exact back ends in every mode of the case, heuristics
+    once (in its first mode: their answer does not depend on the load or on determinism)."""
+    return [(mode, b) for k, mode in enumerate(case.modes) for b in backends if k == 0 or b.solver in EXACT]
+
+
 def run_benchmark(cases: Sequence[Case], backends: Sequence[Backend], time_limit_s: float, *,
                   threads: int = 2, seed: int = 0, milp_max_ops: dict[str, int] | None = None,
                   grace_s: float = GRACE_S, sink: Callable[[dict[str, Any]], None] | None = None
                   ) -> list[dict[str, Any]]:
-    """Every (case, back end) row, skipped ones included; `sink` sees each row as it finishes."""
+    """Every (case, mode, back end) row, skipped ones included; `sink` sees each row as it finishes."""
     _preload()
     rows = []
     for case in cases:
-        for backend in backends:
+        for mode, backend in planned_runs(case, backends):
             reason = skip_reason(case, backend, milp_max_ops)
             if reason is not None:
                 if reason.startswith("skipped: not part"):
                     continue
-                row = {**_row(case, backend, time_limit_s), "status": "skipped", "reason": reason}
+                row = {**_row(case, backend, time_limit_s, mode), "status": "skipped", "reason": reason}
             else:
-                row = run_one(case, backend, time_limit_s, threads, seed, grace_s)
+                row = run_one(case, backend, time_limit_s, threads, seed, grace_s, mode)
             rows.append(row)
             if sink is not None:
                 sink(row)
@@ -544,7 +735,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solvers", nargs="+", metavar="NAME",
                         help="back ends: " + ", ".join(b.label for b in BACKENDS) + " (cbc = both routings)")
     parser.add_argument("--families", nargs="+", metavar="NAME", choices=FAMILIES,
-                        help=f"families to run (default all): {', '.join(FAMILIES[:-1])}")
+                        help=f"families to run: {', '.join(FAMILIES[:-1])} (default all but real and hard)")
+    parser.add_argument("--modes", nargs="+", metavar="MODE", choices=MODES,
+                        help="idle, loaded (one competing busy process during each solve), deterministic "
+                        "(PlaceOptions.deterministic); default all three for real and hard, idle for the others")
+    parser.add_argument("--match", nargs="+", default=[], metavar="TEXT",
+                        help="only the cases whose 'graph @ machine' name contains one of these")
+    parser.add_argument("--limit", type=int, default=None, metavar="N", help="at most N cases per family")
+    parser.add_argument("--real-graphs", metavar="DIR", default=None,
+                        help=f"the real graphs' directory (default {REAL_GRAPHS})")
     parser.add_argument("--import", dest="imports", nargs="+", default=[], metavar="KIND:PATH",
                         help="also benchmark imported graphs, e.g. pipedream:profiles/vgg16/graph.txt")
     parser.add_argument("--out", metavar="DIR",
@@ -560,20 +759,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-report", action="store_true", help="write results.jsonl only")
 
 
+@contextlib.contextmanager
+def _terminate_cleanly() -> Iterator[None]:
+    """SIGTERM raises SystemExit while the benchmark runs, so the running solve's process group and
+    the loaded mode's competitor are killed on the way out (as on Ctrl-C)."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the benchmark described by parsed `args`; write results.jsonl, meta.json and the report."""
     time_limit_s = args.time_limit if args.time_limit is not None else (5.0 if args.quick else 60.0)
-    families = [f for f in (args.families or FAMILIES) if f != "import"]
+    families = [f for f in (args.families or DEFAULT_FAMILIES) if f != "import"]
     backends = _backends(args.solvers)
     milp_max_ops = None if args.milp_max_ops is None else dict.fromkeys(MILP_MAX_OPS, args.milp_max_ops)
-    cases = build_cases(args.quick, families, args.imports)
+    cases = build_cases(args.quick, families, args.imports, modes=args.modes,
+                        real_graphs=Path(args.real_graphs) if args.real_graphs else None)
+    cases = select_cases(cases, args.match, args.limit)
     if args.list:
         for case in cases:
-            for backend in backends:
+            for mode, backend in planned_runs(case, backends):
                 reason = skip_reason(case, backend, milp_max_ops)
                 if reason is None or not reason.startswith("skipped: not part"):
                     print(f"{case.family:10} {case.name:50} {len(case.graph['ops']):5} ops  "
-                          f"{backend.label:15} {reason or 'run'}")
+                          f"{backend.label:15} {mode:13} {reason or 'run'}")
         return 0
     mode = "quick" if args.quick else "full"
     out = Path(args.out) if args.out else REPORTS / f"{dt.date.today().isoformat()}-{mode}"
@@ -584,13 +806,16 @@ def run(args: argparse.Namespace) -> int:
         "mode": mode, "time_limit_s": time_limit_s, "grace_s": args.grace, "threads": args.threads,
         "seed": args.seed, "backends": [b.label for b in backends], "families": families,
         "imports": list(args.imports), "milp_max_ops": milp_max_ops or MILP_MAX_OPS,
+        "modes": sorted({m for c in cases for m in c.modes}, key=MODES.index),
+        "match": list(args.match), "limit": args.limit,
         "command": " ".join(["placer" if getattr(args, "command", None) == "bench" else "python -m benchmarks.solvers",
                              *sys.argv[1:]]),
         "started": dt.datetime.now().isoformat(timespec="seconds"), "machine": machine_info(),
         "niceness": os.nice(0),
     }
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
-    total = sum(1 for c in cases for b in backends if not (skip_reason(c, b, milp_max_ops) or "").startswith("skipped: not part"))
+    total = sum(1 for c in cases for _, b in planned_runs(c, backends)
+                if not (skip_reason(c, b, milp_max_ops) or "").startswith("skipped: not part"))
     done = {"n": 0}
 
     def sink(row: dict[str, Any]) -> None:
@@ -601,11 +826,13 @@ def run(args: argparse.Namespace) -> int:
         ms = f"{row['makespan_ms']:.3f}" if row.get("makespan_ms") is not None else "-"
         took = f"{row['wall_s']:.1f} s" if "wall_s" in row else ""
         print(f"[{done['n']}/{total}] {row['family']:10} {row['graph']:28.28} {row['hardware']:24.24} "
-              f"{row['backend']:15} {row['status']:11} {ms:>10} gap {gap:>7} {took}", flush=True)
+              f"{row['backend']:15} {row.get('mode', 'idle'):13} {row['status']:11} {ms:>10} gap {gap:>7} {took}",
+              flush=True)
 
     began = time.perf_counter()
-    run_benchmark(cases, backends, time_limit_s, threads=args.threads, seed=args.seed,
-                  milp_max_ops=milp_max_ops, grace_s=args.grace, sink=sink)
+    with _terminate_cleanly():
+        run_benchmark(cases, backends, time_limit_s, threads=args.threads, seed=args.seed,
+                      milp_max_ops=milp_max_ops, grace_s=args.grace, sink=sink)
     meta.update(finished=dt.datetime.now().isoformat(timespec="seconds"),
                 wall_s=round(time.perf_counter() - began, 1), load_average_end=list(os.getloadavg()))
     (out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
@@ -627,6 +854,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         print(f"benchmarks.solvers: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("benchmarks.solvers: interrupted (the rows so far are in results.jsonl)", file=sys.stderr)
+        return 130
 
 
 if __name__ == "__main__":
