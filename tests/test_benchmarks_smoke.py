@@ -222,3 +222,248 @@ def test_machine_info_records_cores_and_versions():
     info = machine_info()
     assert info["nproc"] == len(os.sched_getaffinity(0))
     assert info["versions"]["ortools"] and info["versions"]["pulp"]
+
+
+# --------------------------------------------------------------------------- issue 10: real and hard families
+
+
+def _dag(doc: dict) -> bool:
+    ids = {op["id"] for op in doc["ops"]}
+    succs: dict[str, list[str]] = {i: [] for i in ids}
+    indegree = dict.fromkeys(ids, 0)
+    for e in doc["edges"]:
+        succs[e["src"]].append(e["dst"])
+        indegree[e["dst"]] += 1
+    ready = [i for i, d in indegree.items() if d == 0]
+    seen = 0
+    while ready:
+        seen += 1
+        for v in succs[ready.pop()]:
+            indegree[v] -= 1
+            if indegree[v] == 0:
+                ready.append(v)
+    return seen == len(ids)
+
+
+def _components(doc: dict) -> int:
+    parent = {op["id"]: op["id"] for op in doc["ops"]}
+
+    def find(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for e in doc["edges"]:
+        parent[find(e["src"])] = find(e["dst"])
+    return len({find(x) for x in parent})
+
+
+def _packs(groups: list[int], bins: int, capacity: int) -> bool:
+    """First-fit decreasing: a witness that the groups fit `bins` devices of `capacity`."""
+    free = [capacity] * bins
+    for size in sorted(groups, reverse=True):
+        k = next((k for k in range(bins) if free[k] >= size), None)
+        if k is None:
+            return False
+        free[k] -= size
+    return True
+
+
+@pytest.fixture(scope="module")
+def hard_graphs() -> dict[str, dict]:
+    from placer.zoo import build
+
+    return {
+        "separated": graphs.separated_training(build("inception_v3")),
+        "nasnet": graphs.nasnet_cells(),
+        "bert": graphs.bert_per_head(),
+        "gpt": graphs.gpt_per_head(),
+        "unet_small": graphs.unet(depth=4, convs_per_level=2),
+        "unet": graphs.unet(depth=6, convs_per_level=9),
+    }
+
+
+SIZES = {"separated": (800, 820), "nasnet": (2000, 2500), "bert": (2000, 2100), "gpt": (1900, 2100),
+         "unet_small": (150, 400), "unet": (900, 1000)}
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_hard_generators_make_valid_training_graphs(hard_graphs, name):
+    from placer.schema import parse_graph
+
+    doc = hard_graphs[name]
+    parse_graph(doc)  # the schema: ids, edges, costs
+    assert _dag(doc), name
+    low, high = SIZES[name]
+    assert low <= len(doc["ops"]) <= high, (name, len(doc["ops"]))
+    assert all(op.get("time_ms") is not None or op.get("flops") is not None for op in doc["ops"])
+    assert sum(op.get("memory_bytes", 0) for op in doc["ops"]) > 0
+    # every backward op shares its forward op's group
+    groups = {op["id"]: op.get("group") for op in doc["ops"]}
+    backward = [op for op in doc["ops"] if op["id"].endswith(".bwd")]
+    assert len(backward) > len(doc["ops"]) / 3
+    for op in backward:
+        assert op["group"] is not None and op["group"] == groups[op["id"][:-4]], op["id"]
+
+
+def test_hard_generators_are_deterministic():
+    assert graphs.nasnet_cells(2, seed=3) == graphs.nasnet_cells(2, seed=3)
+    assert graphs.nasnet_cells(2, seed=3)["edges"] != graphs.nasnet_cells(2, seed=4)["edges"]
+    assert graphs.unet(4, 2) == graphs.unet(4, 2)
+    assert graphs.gpt_per_head(layers=2) == graphs.gpt_per_head(layers=2)
+
+
+def test_nasnet_cells_have_parallel_branches_and_skip_inputs(hard_graphs):
+    doc = hard_graphs["nasnet"]
+    adds = [op["id"] for op in doc["ops"] if op["id"].endswith(".add")]
+    assert len(adds) == 5 * 26  # 5 blocks in each of 3 x 8 normal + 2 reduction cells
+    # a cell reads the cell two back: cell5's first input adjusts cell3's concat
+    assert {"src": "cell3.concat", "dst": "cell5.in0.relu"} in [{k: e[k] for k in ("src", "dst")} for e in doc["edges"]]
+
+
+def test_unet_has_long_skips(hard_graphs):
+    doc = hard_graphs["unet"]
+    srcs = {e["src"] for e in doc["edges"] if e["dst"] == "dec0.concat"}
+    assert srcs == {"enc0.conv8.relu", "dec0.up"}
+
+
+def test_separated_training_splits_forward_from_backward(hard_graphs):
+    from placer.zoo import build
+
+    whole, doc = build("inception_v3"), hard_graphs["separated"]
+    assert _components(whole) == 1 and _components(doc) == 2
+    forward = {op["id"] for op in doc["ops"] if not op["id"].endswith((".bwd", ".update"))}
+    assert not [e for e in doc["edges"] if e["src"] in forward and e["dst"] not in forward]
+    assert {op["id"] for op in doc["ops"]} == {op["id"] for op in whole["ops"]}
+    assert len(doc["edges"]) < len(whole["edges"])
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_memory_tight_hardware_fits_the_graph_but_not_one_device(hard_graphs, name):
+    import hardware_graphs
+    from placer.schema import parse_hardware
+
+    doc = hard_graphs[name]
+    groups = list(graphs.group_memory(doc).values())
+    for hw in (graphs.v100_nvlink(4), hardware_graphs.load_preset_document("dgx1_v100")):
+        tight = graphs.memory_tight(hw, doc)
+        parse_hardware(tight)
+        capacity = {d["memory_bytes"] for d in tight["devices"]}
+        assert len(capacity) == 1
+        cap = capacity.pop()
+        assert tight["name"].endswith("-tight") and len(tight["devices"]) == len(hw["devices"])
+        assert cap >= 1.05 * max(groups) and cap >= 1.15 * sum(groups) / len(hw["devices"]) - 1
+        assert sum(groups) > cap  # not on one device
+        assert _packs(groups, len(hw["devices"]), cap)  # but on the machine
+
+
+def test_memory_tight_answers_fit(hard_graphs):
+    from placer.engine import PlaceOptions, place
+    from placer.schema import parse_graph, parse_hardware
+    from placer.validate import check_result
+
+    graph = parse_graph(hard_graphs["unet_small"])
+    hardware = parse_hardware(graphs.memory_tight(graphs.v100_nvlink(4), hard_graphs["unet_small"]))
+    result = place(graph, hardware, PlaceOptions(solver="heft"))
+    assert result.status == "feasible" and check_result(graph, hardware, result) == []
+    assert len({entry.device for entry in result.schedule}) > 1
+
+
+def test_v100_nvlink_machine():
+    from placer.schema import parse_hardware
+
+    hw = parse_hardware(graphs.v100_nvlink(4))
+    assert len(hw.devices) == 4 and len(hw.links) == 6
+    assert {(d.memory_bytes, d.peak_tflops) for d in hw.devices} == {(32_000_000_000, 15.7)}
+
+
+def test_real_graphs_import():
+    from benchmarks.solvers import REAL_GRAPHS, import_real, real_graph_files
+    from placer.schema import parse_graph
+
+    files = real_graph_files()
+    if not files:
+        pytest.skip(f"no real graphs in {REAL_GRAPHS}")
+    assert {kind for kind, _ in files} == {"pipedream", "msr"}
+    for kind, path in files:
+        doc = import_real(kind, path)
+        parse_graph(doc)
+        assert doc["name"].startswith(f"{kind}-") and any(op.get("group") for op in doc["ops"])
+
+
+def test_real_family_is_skipped_with_a_message_when_the_data_is_missing(tmp_path, capsys):
+    assert build_cases(True, ["real"], real_graphs=tmp_path / "nowhere") == []
+    assert "family 'real' skipped" in capsys.readouterr().err
+
+
+def test_real_and_hard_cases_run_every_mode():
+    from benchmarks.solvers import MODES, planned_runs, select_cases
+
+    full = build_cases(False, ["hard"])
+    assert 18 <= len(full) <= 24
+    assert sum(c.memory_tight for c in full) == len(full) // 2
+    assert all(c.modes == MODES and c.backends == ("cpsat", "heft") for c in full)
+    assert [c for c in full if "inception_quad_loaded" in c.tags]
+    other = build_cases(True, ["chain"])
+    assert all(c.modes == ("idle",) for c in other)
+    assert all(c.modes == ("loaded",) for c in build_cases(True, ["chain", "hard"], modes=["loaded"]))
+    runs = planned_runs(full[0], [Backend("cpsat"), Backend("heft")])
+    assert runs == [("idle", Backend("cpsat")), ("idle", Backend("heft")), ("loaded", Backend("cpsat")),
+                    ("deterministic", Backend("cpsat"))]
+    picked = select_cases(full, match=["unet"], limit=2)
+    assert len(picked) == 2 and all("unet" in c.name for c in picked)
+
+
+def test_deterministic_mode_passes_the_option(monkeypatch):
+    import benchmarks.solvers as bench
+    from benchmarks.solvers import run_one
+
+    seen = []
+
+    def fake(fn, args, deadline_s):
+        seen.append(args[2])
+        return bench.ChildOutcome([], killed=False, exit_code=1, wall_s=0.0)
+
+    monkeypatch.setattr(bench, "run_isolated", fake)
+    case = Case("hard", graphs.chain(3), graphs.fully_connected_hardware(2))
+    rows = [run_one(case, Backend("cpsat"), 1.0, mode=mode) for mode in ("idle", "deterministic")]
+    assert "deterministic" not in seen[0] and seen[1]["deterministic"] is True
+    assert [r["mode"] for r in rows] == ["idle", "deterministic"]
+
+
+def test_the_competitor_is_killed_on_errors():
+    from benchmarks.solvers import busy_competitor
+
+    with pytest.raises(RuntimeError), busy_competitor() as info:
+        pid = info["competitor_pid"]
+        assert not _gone(pid, 0.2)
+        raise RuntimeError("solve failed")
+    assert _gone(pid)
+
+
+def test_real_and_hard_quick_run_end_to_end(tmp_path):
+    import json
+
+    from benchmarks.solvers import main
+
+    assert main(["--families", "real", "hard", "--quick", "--time-limit", "1", "--limit", "1", "--grace", "20",
+                 "--out", str(tmp_path)]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
+    families = {r["family"] for r in rows}
+    assert "hard" in families
+    for family in families:
+        mine = [r for r in rows if r["family"] == family]
+        assert sorted((r["backend"], r["mode"]) for r in mine) == [
+            ("cpsat", "deterministic"), ("cpsat", "idle"), ("cpsat", "loaded"), ("heft", "idle")]
+        for r in mine:
+            assert r["status"] in ("optimal", "feasible") and r["violations"] == [], (r["graph"], r["mode"])
+            assert r["makespan_ms"] <= r["heft_ms"] * (1 + 1e-9)
+            assert not r["leftovers_killed"]
+        loaded = next(r for r in mine if r["mode"] == "loaded")
+        assert loaded["competitor_nice"] is not None and _gone(loaded["competitor_pid"])
+    text = (tmp_path / "report.md").read_text()
+    assert "## Real and hard families (issue 10, item 5)" in text and "### hard on v100x4_nvlink" in text
+    assert "gap (idle / loaded / deterministic)" in text
+    assert (tmp_path / "gap_over_time_hard.png").stat().st_size > 1000
+    assert "](gap_over_time_hard.png)" in text
