@@ -25,12 +25,12 @@ sum of its segments' spans. Then:
 from __future__ import annotations
 
 import math
-import time
 from bisect import bisect_right
 from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
+from placer.budget import Budget
 from placer.formulations.cpsat_model import _pick_tick, _ticks, add_symmetry_breaking
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, retime
@@ -190,7 +190,7 @@ def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer,
 
 
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
-                     threads: int, seed: int, hint: Solution | _ComponentAnswer | None,
+                     budget: Budget, hint: Solution | _ComponentAnswer | None,
                      fixed: dict[int, int] | None = None, representatives: list[int] | None = None
                      ) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
@@ -199,8 +199,6 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
     its neighbours chose when no automorphism of the hardware can relabel it onto them.
     """
     from ortools.sat.python import cp_model
-
-    from solvers.cpsat import solve_cpsat
 
     local = _local_segments(dec, comp)
     groups = sorted({problem.group[k] for _, ops, _, _ in local for k in ops})
@@ -314,7 +312,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             chosen = hint.device[problem.groups[g][0]]
             for d, v in lit[g].items():
                 m.add_hint(v, d == chosen)
-    run, solver = solve_cpsat(m, time_limit_s, threads=threads, seed=seed)
+    run, solver = budget.solve_cpsat(m, time_limit_s)
     if not run.has_solution:
         return _ComponentAnswer({}, {}, 0.0, math.inf, False, run.status.value)
     device_of_group = {g: next(d for d, v in lit[g].items() if solver.value(v)) for g in groups}
@@ -412,14 +410,54 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     return Solution(device=device, order=order)
 
 
-def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, threads: int, seed: int,
+class _Assignment(dict):
+    """Group -> device while stitching, with the memory each device holds so far.
+
+    Time cuts outside every component (the long chains between repeated blocks) follow
+    the previous cut's device while it has room and move to the nearest device with the
+    most room when it is full: the chain pays one transfer instead of overloading a
+    device. Whatever still overflows is left to placer.repair."""
+
+    def __init__(self, problem: Problem):
+        super().__init__()
+        self.problem = problem
+        self.used = [0] * problem.n_devices
+
+    def __setitem__(self, g: int, d: int) -> None:
+        if g in self:
+            self.used[self[g]] -= self.problem.group_memory_bytes(g)
+        super().__setitem__(g, d)
+        self.used[d] += self.problem.group_memory_bytes(g)
+
+    def room(self, d: int) -> float:
+        cap = self.problem.capacity_bytes[d]
+        return math.inf if cap is None else cap - self.used[d]
+
+    def follow(self, g: int, prev: int) -> None:
+        p = self.problem
+        allowed = p.allowed[g]
+        need = p.group_memory_bytes(g)
+        if prev in allowed and self.room(prev) >= need:
+            self[g] = prev
+            return
+        fitting = [d for d in allowed if self.room(d) >= need]
+        if not fitting:
+            self[g] = prev if prev in allowed else allowed[0]
+            return
+        src = p.devices[prev]
+        self[g] = min(fitting, key=lambda d: (0.0 if d == prev else p.router.delay_ms(1_000_000, src, p.devices[d]),
+                                               -self.room(d), d))
+
+
+def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_limit_s: float,
                      hint: Solution | None) -> DecomposedAnswer:
-    """Bound and (when the hardware allows stitching) an answer, within about time_limit_s.
+    """Bound and (when the hardware allows stitching) an answer, within about time_limit_s
+    of `budget`.
 
     On hardware that is not vertex-transitive at least a fifth of the time is kept for
     re-fitting components that no automorphism maps onto the cut devices already chosen.
     """
-    began = time.perf_counter()
+    began = budget.spent()
     deadline = began + time_limit_s
     representatives = orbit_representatives(problem)
     transitive = len(representatives) == 1
@@ -436,22 +474,22 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
     total = max(1, sum(sizes[c] for c in distinct))
     first_pass_s = FIRST_PASS_SHARE * time_limit_s
     for c in distinct:
-        remaining = first_pass_s - (time.perf_counter() - began)
-        budget = max(0.05, remaining * sizes[c] / max(1, total))
+        remaining = first_pass_s - (budget.spent() - began)
+        share = max(0.05, remaining * sizes[c] / max(1, total))
         total -= sizes[c]
-        solved[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, hint,
+        solved[c] = _solve_component(problem, dec, dec.components[c], share, budget, hint,
                                      representatives=representatives)
     # second pass: the components with the largest absolute gaps (times their copies) get the rest
     open_gaps = sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
                        if not a.optimal and a.objective_ms - a.bound_ms > 0)
     gap_total = sum(g for g, _ in open_gaps)
     for gap, c in reversed(open_gaps):
-        remaining = time_limit_s - (time.perf_counter() - began)
+        remaining = time_limit_s - (budget.spent() - began)
         if remaining < 0.2 or gap_total <= 0:
             break
-        budget = max(0.1, remaining * gap / gap_total)
+        share = max(0.1, remaining * gap / gap_total)
         gap_total -= gap
-        again = _solve_component(problem, dec, dec.components[c], budget, threads, seed, solved[c],
+        again = _solve_component(problem, dec, dec.components[c], share, budget, solved[c],
                                  representatives=representatives)
         if again.device_of_group:
             again.bound_ms = max(again.bound_ms, solved[c].bound_ms)
@@ -468,14 +506,14 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
     stats = {"cuts": len(dec.cuts), "components": len(dec.components), "distinct_components": len(distinct),
              "largest_component_ops": max(sizes, default=0),
              "dangling_ops": len(dec.dangling), "components_optimal": sum(a.optimal for a in answers),
-             "decomposition_bound_ms": bound, "decomposition_s": time.perf_counter() - began}
+             "decomposition_bound_ms": bound, "decomposition_s": budget.spent() - began}
     stats["component_status"] = [a.status for a in answers]
     stats["parts_ms"] = cut_ms + sum(a.objective_ms for a in answers)
     if any(not a.device_of_group for a in answers):
         return DecomposedAnswer(bound, None, stats)
 
     # stitch: walk time order, relabel each component onto the cut devices already chosen
-    assigned: dict[int, int] = {}
+    assigned = _Assignment(problem)
     device = [-1] * problem.n_ops
     comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
     done: set[int] = set()
@@ -483,8 +521,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         entry, _ = dec.boundary(j)
         if entry is not None and problem.group[entry] not in assigned:
             prev = device[dec.cuts[dec.cuts.index(entry) - 1]] if dec.cuts.index(entry) > 0 else 0
-            allowed = problem.allowed[problem.group[entry]]
-            assigned[problem.group[entry]] = prev if prev in allowed else allowed[0]
+            assigned.follow(problem.group[entry], prev)
         if entry is not None:
             device[entry] = assigned[problem.group[entry]]
         c = comp_of_segment.get(j)
@@ -497,15 +534,16 @@ def solve_decomposed(problem: Problem, dec: Decomposition, time_limit_s: float, 
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
-            budget = max(0.1, (deadline - time.perf_counter()) / (len(dec.components) - len(done) + 1))
-            ans = answers[c] = _solve_component(problem, dec, dec.components[c], budget, threads, seed, ans, pinned)
+            share = max(0.1, (deadline - budget.spent()) / (len(dec.components) - len(done) + 1))
+            ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
             if not ans.device_of_group:
                 stats["failed"] = f"component {c} cannot be fitted: {ans.status}"
                 return DecomposedAnswer(bound, None, stats)
             sigma = list(range(problem.n_devices))
             stats["refitted_components"] = stats.get("refitted_components", 0) + 1
         for g, d in ans.device_of_group.items():
-            assigned.setdefault(g, sigma[d])
+            if g not in assigned:
+                assigned[g] = sigma[d]
     dangling = set(dec.dangling)
     for k in range(problem.n_ops):
         if k not in dangling:

@@ -7,7 +7,10 @@ our own validator rejects (SolutionCheckError), which is a bug and never returne
 """
 from __future__ import annotations
 
+import json
+import logging
 import math
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -16,19 +19,24 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from placer import bounds as _bounds
 from placer.bounds import lower_bound_ms
-from placer.coarsen import DEFAULT_MAX_OPS, Coarsening, coarsen_for
+from placer.budget import Budget
+from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
 from placer.heuristics import critical_path, heft, single_device
 from placer.model import Problem, build_problem
+from placer.repair import is_placement_feasible, memory_overflow, repair_memory
 from placer.schedule import Schedule, Solution, retime
 from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry, TransferEntry
 from placer.simulator import simulate_problem
 from placer.validate import check_result
-from solvers import SolveStatus, SolverRun, available_solvers
+from solvers import SolverRun, SolveStatus, available_solvers
 
-__all__ = ["PlaceOptions", "Progress", "place", "available_solvers", "HEURISTICS", "EXACT_SOLVERS"]
+__all__ = ["EXACT_SOLVERS", "HEURISTICS", "PlaceOptions", "Progress", "Strategy", "available_solvers", "place"]
+
+log = logging.getLogger("placer.engine")
 
 EXACT_SOLVERS = ("cpsat", "cbc", "highs")
 _NOISE = 1e-9  # relative floating-point noise in solver bounds and objectives
@@ -58,6 +66,25 @@ class PlaceOptions(BaseModel):
     coarsen_max_ops: int = Field(DEFAULT_MAX_OPS, ge=2)
     # CP-SAT work limits instead of wall time and fixed seeds: the same answer on any load
     deterministic: bool = False
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """Every threshold the engine's strategies use, in one place (the defaults are what the
+    benchmarks were measured with; see README "Big graphs").
+
+    Sizes are in ops of the original graph, shares are fractions of the time left."""
+
+    decompose_min_ops: int = 100        # below this the monolithic model is usually proven quickly
+    monolithic_max_ops: int = 400       # above this, a decomposed graph is not also solved whole ...
+    monolithic_min_share: float = 0.25  # ... unless this share of the limit is still left
+    big_model_ops: int = 400            # above this CP-SAT's presolve and the redundant cumulative each
+                                        # cost seconds (15 s for 2,000 ops on 4 GPUs) its limit cannot cut
+    decompose_share: float = 0.6        # of the time left, for the decomposition of a graph that is
+    decompose_share_big: float = 0.95   # then also solved whole / of a graph too big for that
+    coarsen_above_ops: int = AUTO_THRESHOLD_OPS  # "auto" coarsens graphs with more ops than this
+    repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode)
+    repair_max_moves: int = 400         # moves of groups one memory repair may make
 
 
 @dataclass(frozen=True)
@@ -92,29 +119,90 @@ class _Baselines:
 
 
 class _Run:
-    """One call of `place`: the problem, its baselines, the clock and the progress sink."""
+    """One call of `place`: the problem, its baselines, the budget, the best valid
+    candidate so far and the progress sink."""
 
-    def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions, progress: ProgressFn | None):
-        self.began = time.perf_counter()
-        self.graph, self.hardware, self.options = graph, hardware, options
+    def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions, progress: ProgressFn | None,
+                 strategy: Strategy):
+        self.budget = Budget(options.time_limit_s, options.deterministic, options.threads, options.seed)
+        self.graph, self.hardware, self.options, self.strategy = graph, hardware, options, strategy
         self.progress = progress
         self.problem = build_problem(graph, hardware)
-        self.bound_ms = lower_bound_ms(self.problem)
+        self.bounds = _bound_breakdown(self.problem)
+        self.bound_ms = max(self.bounds.values())
+        self.bound_source = max(self.bounds, key=self.bounds.__getitem__)
         self.baselines: _Baselines | None = None
+        self.best: Schedule | None = None
+        self.best_source = ""
+        self.valid: list[tuple[Schedule, str]] = []  # every accepted candidate, for a fallback
         self.extra: dict[str, Any] = {}
+        self.strict = os.environ.get("PLACER_STRICT", "") not in ("", "0")
+        self._lock = threading.Lock()
 
     def elapsed(self) -> float:
-        return time.perf_counter() - self.began
+        return self.budget.elapsed()
 
     def report(self, message: str, incumbent: float | None = None, bound: float | None = None,
                result: ResultSpec | None = None) -> None:
         if self.progress is not None:
             self.progress(Progress(self.elapsed(), incumbent, bound, message, result))
 
+    def raise_bound(self, bound_ms: float, source: str) -> None:
+        if bound_ms > self.bound_ms:
+            self.bound_ms, self.bound_source = bound_ms, source
+
+    def offer(self, candidate: Solution | Schedule | None, source: str) -> Schedule | None:
+        """Check a strategy's candidate: re-time it, repair its memory if needed, keep it
+        when it is the best so far. An invalid candidate is rejected (counted, logged, and
+        in strict mode an error), never returned."""
+        if candidate is None:
+            return None
+        p = self.problem
+        try:
+            schedule = candidate if isinstance(candidate, Schedule) else retime(p, candidate)
+            device = schedule.solution.device
+            if not is_placement_feasible(p, device):
+                if any(memory_overflow(p, device)) and _groups_and_pins_hold(p, device):
+                    seconds = math.inf if self.options.deterministic else self.strategy.repair_time_s
+                    repaired = repair_memory(p, schedule, seconds, max_moves=self.strategy.repair_max_moves)
+                    if repaired is None:
+                        self.reject(source, "exceeds device memory and the repair found no fitting placement",
+                                    schedule.solution)
+                        return None
+                    self._count("repaired_candidates", source)
+                    schedule = repaired
+                else:
+                    self.reject(source, "breaks a colocation group or a pin", schedule.solution)
+                    return None
+        except SolutionCheckError as exc:
+            self.reject(source, str(exc), candidate if isinstance(candidate, Solution) else candidate.solution)
+            return None
+        with self._lock:
+            self.valid.append((schedule, source))
+            if self.best is None or schedule.makespan_ms < self.best.makespan_ms - 1e-12:
+                self.best, self.best_source = schedule, source
+        return schedule
+
+    def reject(self, source: str, reason: str, solution: Solution | None = None) -> None:
+        """Discard an invalid candidate: a bug in a strategy, so loud in logs and tests."""
+        self._count("rejected_candidates", source)
+        detail = {"source": source, "reason": reason, "graph": self.graph.name, "hardware": self.hardware.name,
+                  "options": self.options.model_dump(), "device": solution.device if solution else None,
+                  "order": solution.order if solution else None}
+        log.warning("rejected an invalid %s candidate: %s; reproduce: %s", source, reason,
+                    json.dumps(detail, default=str)[:20_000])
+        if self.strict:
+            raise SolutionCheckError(f"{source} produced an invalid candidate: {reason}")
+
+    def _count(self, key: str, source: str) -> None:
+        counts = self.extra.setdefault(key, {})
+        counts[source] = counts.get(source, 0) + 1
+
     def stats(self) -> dict[str, Any]:
         p = self.problem
         return {"ops": p.n_ops, "edges": len(p.edges), "devices": p.n_devices, "groups": len(p.groups),
-                **self.extra}
+                "bounds_ms": self.bounds, "tight_bound": self.bound_source, "best_from": self.best_source,
+                **self.budget.stats(), **self.extra}
 
     def empty_result(self, status: str, reason: str) -> ResultSpec:
         single = self.baselines.single_device if self.baselines else None
@@ -124,20 +212,32 @@ class _Run:
             baselines=self.baselines.to_dict() if self.baselines else {}, stats=self.stats(),
         )
 
-    def proven(self, schedule: Schedule, bound_ms: float) -> bool:
-        """Within the requested relative gap of a valid lower bound."""
-        bound = max(bound_ms, self.bound_ms)
-        return schedule.makespan_ms - bound <= (self.options.relative_gap + _NOISE) * schedule.makespan_ms
+    def proven(self, schedule: Schedule | None) -> bool:
+        """Within the requested relative gap of the best valid lower bound."""
+        if schedule is None:
+            return False
+        return schedule.makespan_ms - self.bound_ms <= (self.options.relative_gap + _NOISE) * schedule.makespan_ms
 
-    def finish(self, schedule: Schedule, bound_ms: float) -> ResultSpec:
-        """The final result: optimal when proven within the relative gap, else feasible."""
-        return self.result(schedule, "optimal" if self.proven(schedule, bound_ms) else "feasible", bound_ms)
+    def finish(self) -> ResultSpec:
+        """The final result of the best candidate (optimal when proven within the relative
+        gap, else feasible); a candidate that fails the full validation is rejected and
+        the next best valid one is returned."""
+        for schedule, source in sorted(self.valid, key=lambda c: c[0].makespan_ms):
+            try:
+                result = self.result(schedule, "optimal" if self.proven(schedule) else "feasible")
+            except SolutionCheckError as exc:
+                self.reject(f"{source} (final check)", str(exc), schedule.solution)
+                continue
+            result.stats["best_from"] = source
+            return result
+        return self.empty_result("no_solution", f"{self.options.solver} found no valid placement within "
+                                 f"{self.options.time_limit_s} s and no heuristic fits memory")
 
-    def result(self, schedule: Schedule, status: str, bound_ms: float) -> ResultSpec:
+    def result(self, schedule: Schedule, status: str) -> ResultSpec:
         """Build, simulate and validate the result document of a schedule."""
         p = self.problem
         makespan = schedule.makespan_ms
-        bound = min(max(bound_ms, self.bound_ms), makespan)
+        bound = min(self.bound_ms, makespan)
         if makespan - bound <= _NOISE * makespan:
             bound = makespan  # floating-point noise of the solver's bound
         single = self.baselines.single_device if self.baselines else None
@@ -176,6 +276,14 @@ class _Run:
             )
         return result
 
+    def feasible_result(self, schedule: Schedule) -> ResultSpec | None:
+        """A validated `feasible` result for a progress report, or None (rejected)."""
+        try:
+            return self.result(schedule, "feasible")
+        except SolutionCheckError as exc:
+            self.reject("progress report", str(exc), schedule.solution)
+            return None
+
     def _simulate(self, schedule: Schedule) -> dict[str, Any]:
         """Replay with the solution's order (must agree), FIFO, and with link contention."""
         p, sol = self.problem, schedule.solution
@@ -196,122 +304,123 @@ class _Run:
         }
 
 
+def _bound_breakdown(problem: Problem) -> dict[str, float]:
+    if hasattr(_bounds, "bound_breakdown"):
+        return dict(_bounds.bound_breakdown(problem))
+    return {"lower_bound": lower_bound_ms(problem)}
+
+
+def _groups_and_pins_hold(problem: Problem, device: list[int]) -> bool:
+    return all(device[ops[0]] in problem.allowed[g] and all(device[k] == device[ops[0]] for k in ops)
+               for g, ops in enumerate(problem.groups))
+
+
 def place(
     graph: GraphSpec,
     hardware: HardwareSpec,
     options: PlaceOptions | None = None,
     progress: ProgressFn | None = None,
+    strategy: Strategy | None = None,
 ) -> ResultSpec:
     """The best placement of `graph` on `hardware` that `options.solver` finds in time.
 
     Every returned schedule has passed `placer.validate.check_result` and the simulator.
     """
     options = options or PlaceOptions()
-    run = _Run(graph, hardware, options, progress)
+    run = _Run(graph, hardware, options, progress, strategy or Strategy())
     reason = explain_infeasible(run.problem)
     if reason is not None:
         return run.empty_result("infeasible", reason)
 
     p = run.problem
     run.baselines = _Baselines(single_device=single_device(p), heft=heft(p), critical_path=critical_path(p))
-    best = run.baselines.best()
     if options.solver in HEURISTICS:
-        chosen = getattr(run.baselines, options.solver)
-        if chosen is None:
+        run.offer(getattr(run.baselines, options.solver), options.solver)
+        if run.best is None:
             return run.empty_result(
                 "no_solution", f"{options.solver} found no placement that fits memory, groups and pins; "
                 "an exact solver (cpsat) can search further"
             )
-        return run.finish(chosen, run.bound_ms)
+        return run.finish()
 
-    if best is not None:
-        run.report("heuristic incumbent", best.makespan_ms, run.bound_ms,
-                   run.result(best, "feasible", run.bound_ms))
-        if run.proven(best, run.bound_ms):
+    for name in HEURISTICS:
+        run.offer(getattr(run.baselines, name), name)
+    if run.best is not None:
+        run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
+        if run.proven(run.best):
             run.extra["proof"] = "a heuristic meets the lower bound"
-            return run.finish(best, run.bound_ms)
+            return run.finish()
 
     if options.solver == "cpsat":
-        best, decomposed = _try_decomposition(run, best) if options.coarsen != "force" else (best, False)
-        if best is not None and run.proven(best, run.bound_ms):
+        decomposed = _try_decomposition(run) if options.coarsen != "force" else False
+        if run.proven(run.best):
             run.extra["proof"] = "the series decomposition meets its bound"
-            return run.finish(best, run.bound_ms)
-        remaining = options.time_limit_s - run.elapsed()
-        if decomposed and p.n_ops > MONOLITHIC_MAX_OPS and remaining < 0.25 * options.time_limit_s:
+            return run.finish()
+        if decomposed and p.n_ops > run.strategy.monolithic_max_ops \
+                and run.budget.remaining() < run.strategy.monolithic_min_share * options.time_limit_s:
             # the monolithic model of a big graph spends seconds in CP-SAT's first
             # propagation (beyond its time limit): worth it only with time to spare
-            assert best is not None
-            return run.finish(best, run.bound_ms)
-        coarse = None if decomposed else coarsen_for(p, options.coarsen, max_ops=options.coarsen_max_ops)
+            return run.finish()
+        coarse = None if decomposed else coarsen_for(p, options.coarsen, threshold_ops=run.strategy.coarsen_above_ops,
+                                                     max_ops=options.coarsen_max_ops)
         if coarse is not None:
             run.extra.update(coarse.stats())
-        solver_run, schedule, bound = _solve_cpsat(run, best, coarse)
+        solver_run = _solve_cpsat(run, coarse)
     else:
-        solver_run, schedule, bound = _solve_milp(run, best)
+        solver_run = _solve_milp(run)
     run.extra["solver_status"] = solver_run.status.value
     run.extra["solver_wall_s"] = solver_run.wall_s
 
     if solver_run.status is SolveStatus.INFEASIBLE:
-        if best is not None:
+        if run.best is not None:
             raise SolutionCheckError(f"{options.solver} says infeasible, but a heuristic found a valid placement")
         return run.empty_result("infeasible", f"{options.solver} proved that no placement satisfies memory, "
                                 "groups and pins")
-    if schedule is None or (best is not None and best.makespan_ms < schedule.makespan_ms):
-        schedule = best
-    if schedule is None:
-        return run.empty_result("no_solution", f"{options.solver} found no placement within "
-                                f"{options.time_limit_s} s and no heuristic fits memory")
-    return run.finish(schedule, bound)
-
-BIG_MODEL_OPS = 400        # above this CP-SAT's presolve and the redundant cumulative each cost
-                           # seconds (15 s for 2,000 ops on 4 GPUs) that its time limit cannot cut
-MONOLITHIC_MAX_OPS = 400   # above this, a decomposed graph is not also solved whole
-DECOMPOSE_MIN_OPS = 100    # below this the monolithic model is usually proven quickly
-DECOMPOSE_SHARE = 0.6      # of the time limit when the whole graph is solved after the parts
+    return run.finish()
 
 
-def _try_decomposition(run: _Run, best: Schedule | None) -> tuple[Schedule | None, bool]:
+def _try_decomposition(run: _Run) -> bool:
     """Series decomposition (placer.decompose): a better bound, often a better incumbent.
 
-    Returns the best schedule and whether the decomposition ran.
+    Returns whether the decomposition ran.
     """
     from placer.decompose import decompose, solve_decomposed
 
-    p, options = run.problem, run.options
-    if p.n_ops < DECOMPOSE_MIN_OPS or p.n_devices < 2:
-        return best, False
+    p, strategy = run.problem, run.strategy
+    if p.n_ops < strategy.decompose_min_ops or p.n_devices < 2:
+        return False
     dec = decompose(p)
     if dec is None or len(dec.components) < 2:
-        return best, False
-    share = 0.95 if p.n_ops > MONOLITHIC_MAX_OPS else DECOMPOSE_SHARE
-    budget = share * max(0.0, options.time_limit_s - run.elapsed())
+        return False
+    share = strategy.decompose_share_big if p.n_ops > strategy.monolithic_max_ops else strategy.decompose_share
+    limit = share * run.budget.remaining()
+    best = run.best
     run.report(f"decomposition: {len(dec.cuts)} time cuts, {len(dec.components)} components "
-               f"(limit {budget:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
-    answer = solve_decomposed(p, dec, budget, options.threads, options.seed, best.solution if best else None)
+               f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
+    answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None)
     run.extra.update({f"decomposition_{k}" if not k.startswith("decomposition") else k: v
                       for k, v in answer.stats.items() if not isinstance(v, list)})
-    run.bound_ms = max(run.bound_ms, answer.bound_ms)
-    if answer.schedule is not None and (best is None or answer.schedule.makespan_ms < best.makespan_ms):
-        best = answer.schedule
-        run.report("decomposition incumbent", best.makespan_ms, run.bound_ms,
-                   run.result(best, "feasible", run.bound_ms))
-    return best, True
+    run.raise_bound(answer.bound_ms, "decomposition")
+    before = run.best
+    run.offer(answer.schedule, "decomposition")
+    if run.best is not before and run.best is not None:
+        run.report("decomposition incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
+    return True
 
 
-def _solve_cpsat(run: _Run, best: Schedule | None, coarse: Coarsening | None = None
-                 ) -> tuple[SolverRun, Schedule | None, float]:
+def _solve_cpsat(run: _Run, coarse: Coarsening | None = None) -> SolverRun:
     """CP-SAT on the problem, or on its coarsening (placer.coarsen) whose answers are
     expanded back to every op. A coarse model is a restriction: its bound and its
     infeasibility say nothing about the original, so neither is used."""
     from placer.formulations.cpsat_model import build_cpsat
-    from solvers.cpsat import solve_cpsat
 
     p, options = run.problem, run.options
     built = time.perf_counter()
     q = coarse.coarse if coarse is not None else p
+    best = run.best
 
-    def lift(solution: Solution) -> Schedule:
-        return retime(p, coarse.expand(solution) if coarse is not None else solution)
+    def lift(solution: Solution) -> Solution:
+        return coarse.expand(solution) if coarse is not None else solution
 
     hint = best
     if coarse is not None:
@@ -320,11 +429,11 @@ def _solve_cpsat(run: _Run, best: Schedule | None, coarse: Coarsening | None = N
         candidates += [s for s in (heft(q), critical_path(q)) if s is not None]
         hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
     f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
-                    redundant_cumulative=q.n_ops <= BIG_MODEL_OPS)
+                    redundant_cumulative=q.n_ops <= run.strategy.big_model_ops)
     run.extra.update(f.stats)
     run.extra.update(tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
-    state = {"last_report": 0.0, "last_result": 0.0, "best_ms": best.makespan_ms if best else math.inf}
+    state = {"last_report": -math.inf, "last_result": -math.inf}
     lock = threading.Lock()
 
     def on_solution(cb: Any) -> None:
@@ -342,42 +451,51 @@ def _solve_cpsat(run: _Run, best: Schedule | None, coarse: Coarsening | None = N
         incumbent = cb.objective_value * f.tick_ms
         result = None
         if full:
-            schedule = lift(f.decode(cb.value, q))
-            if schedule.makespan_ms < state["best_ms"]:
-                state["best_ms"] = schedule.makespan_ms
-                result = run.result(schedule, "feasible", bound)
-        run.report("cpsat incumbent", min(state["best_ms"], incumbent), bound, result)
+            before = run.best
+            try:
+                run.offer(lift(f.decode(cb.value, q)), "cpsat")
+            except SolutionCheckError:  # strict mode: surfaces at the end of the solve
+                run.extra["strict_failure"] = True
+            if run.best is not before and run.best is not None:
+                result = run.feasible_result(run.best)
+        best_ms = run.best.makespan_ms if run.best is not None else math.inf
+        run.report("cpsat incumbent", min(best_ms, incumbent), bound, result)
 
     # CP-SAT overruns its limit a little (presolve, callbacks): keep a margin
-    remaining = max(0.1, 0.9 * (options.time_limit_s - run.elapsed()) - 0.2)
+    remaining = run.budget.remaining()
+    if not options.deterministic:
+        remaining = max(0.1, 0.9 * remaining - 0.2)
     run.report(f"cpsat: solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "
                f"limit {remaining:.1f} s)",
                best.makespan_ms if best else None, run.bound_ms)
-    solver_run, solver = solve_cpsat(
-        f.model, remaining, threads=options.threads, seed=options.seed,
-        relative_gap=options.relative_gap, on_solution=on_solution if run.progress else None,
-        presolve=q.n_ops <= BIG_MODEL_OPS,
+    solver_run, solver = run.budget.solve_cpsat(
+        f.model, remaining, relative_gap=options.relative_gap,
+        on_solution=on_solution if run.progress else None,
+        presolve=q.n_ops <= run.strategy.big_model_ops,
     )
+    if run.extra.pop("strict_failure", False):
+        raise SolutionCheckError("cpsat produced an invalid candidate (strict mode)")
     if coarse is not None:
         if not solver_run.has_solution:  # an infeasible coarsening proves nothing
-            return replace(solver_run, status=SolveStatus.NO_SOLUTION), None, run.bound_ms
-        return replace(solver_run, status=SolveStatus.FEASIBLE), lift(f.decode(solver.value, q)), run.bound_ms
-    if not solver_run.has_solution:
-        return solver_run, None, run.bound_ms
-    schedule = retime(p, f.decode(solver.value, p))
-    return solver_run, schedule, f.lower_bound_ms(solver_run.bound or 0.0)
+            return replace(solver_run, status=SolveStatus.NO_SOLUTION)
+        run.offer(lift(f.decode(solver.value, q)), "cpsat (coarse)")
+        return replace(solver_run, status=SolveStatus.FEASIBLE)
+    if solver_run.has_solution:
+        run.offer(f.decode(solver.value, p), "cpsat")
+        run.raise_bound(f.lower_bound_ms(solver_run.bound or 0.0), "cpsat")
+    return solver_run
 
 
-def _solve_milp(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule | None, float]:
+def _solve_milp(run: _Run) -> SolverRun:
     from placer.formulations.milp import build_milp
     from solvers.pulp_milp import solve_milp
 
-    p, options = run.problem, run.options
+    p, options, best = run.problem, run.options, run.best
     built = time.perf_counter()
     f = build_milp(p, options.routing, best, run.bound_ms)
     run.extra.update(f.stats)
     run.extra["build_s"] = time.perf_counter() - built
-    remaining = max(1.0, options.time_limit_s - run.elapsed())
+    remaining = max(1.0, run.budget.remaining())
     run.report(f"{options.solver}: solving the DLPlacer MILP ({f.stats['variables']} variables, "
                f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
     solver_run = solve_milp(
@@ -385,12 +503,17 @@ def _solve_milp(run: _Run, best: Schedule | None) -> tuple[SolverRun, Schedule |
         relative_gap=options.relative_gap, warm_start=best is not None,
     )
     if not solver_run.has_solution:
-        return solver_run, None, run.bound_ms
-    schedule = retime(p, f.decode(p))
+        return solver_run
+    try:
+        decoded = f.decode(p)
+    except SolutionCheckError as exc:
+        run.reject(options.solver, str(exc))
+        return solver_run
+    schedule = run.offer(decoded, options.solver)
     bound = solver_run.bound if solver_run.bound is not None else 0.0
-    if solver_run.status is SolveStatus.OPTIMAL:
-        # proven up to the solver's feasibility tolerance (HiGHS: 1e-6 absolute on Cmax)
-        if schedule.makespan_ms - bound <= _MILP_TOL_MS * max(1.0, schedule.makespan_ms):
-            bound = schedule.makespan_ms
-    return solver_run, schedule, bound
-
+    # proven up to the solver's feasibility tolerance (HiGHS: 1e-6 absolute on Cmax)
+    if (schedule is not None and solver_run.status is SolveStatus.OPTIMAL
+            and schedule.makespan_ms - bound <= _MILP_TOL_MS * max(1.0, schedule.makespan_ms)):
+        bound = schedule.makespan_ms
+    run.raise_bound(bound, options.solver)
+    return solver_run

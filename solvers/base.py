@@ -26,6 +26,7 @@ class SolverRun:
     bound: float | None
     wall_s: float
     killed: bool = False  # the hard deadline stopped a solver that overran its own limit
+    work: float = 0.0     # the solver's deterministic time (CP-SAT), the same on any load
 
     @property
     def has_solution(self) -> bool:

@@ -1,7 +1,10 @@
 """CP-SAT back end (OR-Tools): runs a built CpModel and maps its status.
 
-Deterministic with one worker and a fixed seed; several workers are faster but not
-reproducible.
+With `deterministic`, the limit is CP-SAT's deterministic time (a count of work, not
+seconds) and one worker runs: the same model gives the same answer on any load. (CP-SAT's
+interleaved multi-worker search is deterministic too, but its fixed work chunks overran a
+5-unit limit twentyfold here.) Otherwise several workers race on the wall clock, faster
+but not reproducible.
 """
 from __future__ import annotations
 
@@ -12,7 +15,9 @@ from typing import Any
 
 from solvers.base import SolverError, SolverRun, SolveStatus
 
-__all__ = ["solve_cpsat"]
+__all__ = ["WALL_SAFETY", "solve_cpsat"]
+
+WALL_SAFETY = 20.0  # deterministic runs stop anyway after this many times their limit in seconds
 
 _STATUS = {
     "OPTIMAL": SolveStatus.OPTIMAL,
@@ -30,18 +35,26 @@ def solve_cpsat(
     relative_gap: float = 0.0,
     on_solution: Callable[[Any], None] | None = None,
     presolve: bool = True,
+    deterministic: bool = False,
 ) -> tuple[SolverRun, Any]:
     """Solve `model`; returns the run and the CpSolver (to read values from).
 
     `on_solution(callback)` is called on every improving solution, from the solver's
     thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work.
-    Without `presolve` a hinted big model gets its first solution at once.
+    Without `presolve` a hinted big model gets its first solution at once. With
+    `deterministic`, `time_limit_s` is deterministic time; a wall-clock safety stop at
+    WALL_SAFETY times that (a machine many times slower than usual) keeps it bounded.
     """
     from ortools.sat.python import cp_model
 
     solver = cp_model.CpSolver()
     time_limit_s = max(0.01, float(time_limit_s))  # a negative limit makes CP-SAT answer MODEL_INVALID
-    solver.parameters.max_time_in_seconds = time_limit_s
+    wall_limit_s = time_limit_s
+    if deterministic:
+        solver.parameters.max_deterministic_time = time_limit_s
+        solver.parameters.num_workers = 1  # interleaved workers overrun their limit many times over
+        wall_limit_s = WALL_SAFETY * time_limit_s + 5.0
+    solver.parameters.max_time_in_seconds = wall_limit_s
     solver.parameters.num_workers = max(1, int(threads))
     solver.parameters.random_seed = int(seed)
     solver.parameters.relative_gap_limit = float(relative_gap)
@@ -57,7 +70,7 @@ def solve_cpsat(
 
     def solve() -> int:
         # CP-SAT can overrun max_time_in_seconds by seconds on big models: stop it from outside too
-        timer = threading.Timer(time_limit_s, solver.stop_search)
+        timer = threading.Timer(wall_limit_s, solver.stop_search)
         timer.daemon = True
         timer.start()
         try:
@@ -82,5 +95,6 @@ def solve_cpsat(
         objective=solver.objective_value if has else None,
         bound=solver.best_objective_bound if has else None,
         wall_s=time.perf_counter() - began,
+        work=solver.response_proto.deterministic_time,
     )
     return run, solver

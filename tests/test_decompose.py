@@ -7,6 +7,7 @@ import pytest
 
 from benchmarks.graphs import fully_connected_hardware, layered, training_step
 from placer.bounds import lower_bound_ms
+from placer.budget import Budget
 from placer.decompose import decompose, solve_decomposed
 from placer.engine import PlaceOptions, place
 from placer.heuristics import heft
@@ -49,7 +50,7 @@ def test_bound_is_valid_and_symmetric_hardware_stitches_to_the_optimum(seed: int
     """On identical fully connected devices a chain of diamonds is solved exactly by parts."""
     g, hw = parse_graph(diamonds(4, seed)), parse_hardware(fully_connected_hardware(3, link_gb_per_s=1.0, latency_us=0))
     p = build_problem(g, hw)
-    answer = solve_decomposed(p, decompose(p), 20, 1, 0, heft(p).solution)
+    answer = solve_decomposed(p, decompose(p), Budget(20, threads=1), 20, heft(p).solution)
     exact = place(g, hw, PlaceOptions(time_limit_s=20, threads=1, relative_gap=0))
     assert exact.status == "optimal"
     assert answer.bound_ms <= exact.makespan_ms + 1e-9
@@ -96,11 +97,11 @@ def test_same_shaped_components_are_solved_once_with_the_same_answer(hw: dict, m
     g, hw = parse_graph(training_step(repeated_diamonds(5))), parse_hardware(hw)
     p = build_problem(g, hw)
     dec = decompose(p)
-    reused = solve_decomposed(p, dec, 20, 1, 0, heft(p).solution)
+    reused = solve_decomposed(p, dec, Budget(20, threads=1), 20, heft(p).solution)
     assert reused.stats["components"] == 5 and reused.stats["distinct_components"] < 5
     calls = iter(range(10**6))
     monkeypatch.setattr(decompose_module, "_shape", lambda *_: next(calls))  # every component distinct
-    alone = solve_decomposed(p, dec, 20, 1, 0, heft(p).solution)
+    alone = solve_decomposed(p, dec, Budget(20, threads=1), 20, heft(p).solution)
     assert alone.stats["distinct_components"] == 5
     assert reused.bound_ms == pytest.approx(alone.bound_ms)
     assert reused.schedule is not None and alone.schedule is not None

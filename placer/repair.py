@@ -1,0 +1,126 @@
+"""Make a candidate placement respect device memory, at the least cost in step time.
+
+Strategies that solve parts of a graph on their own (the series decomposition, re-fits,
+coarsening, neighbourhoods) see only part of the memory. Their stitched answer can
+overload a device even though the whole graph fits the machine. `repair_memory` moves
+colocation groups off overloaded devices until every device fits, choosing each move by
+re-timing the candidate: a single group, or a run of groups that are consecutive in time
+on the overloaded device (a run costs only the transfers at its two ends, which is why
+moving the tail of a chain beats moving scattered layers). It is greedy and bounded in
+time; when it cannot make the candidate fit it returns None, and the caller keeps its
+previous incumbent.
+"""
+from __future__ import annotations
+
+import time
+
+from placer.model import Problem
+from placer.schedule import Schedule, retime, solution_from_starts
+
+__all__ = ["is_placement_feasible", "memory_overflow", "repair_memory"]
+
+_MAX_RUN_STARTS = 48  # runs tried per move (spread over the overloaded device's groups)
+_MAX_SINGLES = 24     # single groups tried per move
+_MAX_TARGETS = 3      # target devices tried per candidate (those with the most free memory)
+
+
+def memory_overflow(problem: Problem, device: list[int]) -> list[int]:
+    """Bytes above capacity per device (0 where it fits)."""
+    used = [0] * problem.n_devices
+    for k, d in enumerate(device):
+        used[d] += problem.memory_bytes[k]
+    return [max(0, u - c) if c is not None else 0 for u, c in zip(used, problem.capacity_bytes)]
+
+
+def is_placement_feasible(problem: Problem, device: list[int]) -> bool:
+    """Memory, colocation groups and pins hold for a device per op."""
+    for g, ops in enumerate(problem.groups):
+        d = device[ops[0]]
+        if d not in problem.allowed[g] or any(device[k] != d for k in ops):
+            return False
+    return not any(memory_overflow(problem, device))
+
+
+def _free(problem: Problem, device: list[int]) -> list[float]:
+    used = [0] * problem.n_devices
+    for k, d in enumerate(device):
+        used[d] += problem.memory_bytes[k]
+    return [float("inf") if c is None else c - u for u, c in zip(used, problem.capacity_bytes)]
+
+
+def _spread(items: list, limit: int) -> list:
+    if len(items) <= limit:
+        return items
+    step = len(items) / limit
+    return [items[int(i * step)] for i in range(limit)]
+
+
+def repair_memory(problem: Problem, schedule: Schedule, time_budget_s: float = 5.0,
+                  max_moves: int = 400) -> Schedule | None:
+    """A schedule whose placement fits every device's memory, or None.
+
+    Groups keep their relative order: after a move the per-device orders are re-derived
+    from the current start times, which respect the graph, so the result is a valid order.
+    """
+    deadline = time.perf_counter() + time_budget_s
+    current = schedule
+    device = list(schedule.solution.device)
+    for _ in range(max_moves + 1):
+        overflow = memory_overflow(problem, device)
+        if not any(overflow):
+            return current
+        if time.perf_counter() > deadline:
+            return None
+        d = max(range(problem.n_devices), key=overflow.__getitem__)
+        need = overflow[d]
+        move = _best_move(problem, current, device, d, need)
+        if move is None:
+            return None
+        device, current = move
+    return None
+
+
+def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, need: int
+               ) -> tuple[list[int], Schedule] | None:
+    """The cheapest move of groups off device d that frees `need` bytes (or, failing that,
+    the move that frees the most memory anywhere it fits)."""
+    first_start: dict[int, float] = {}
+    for k, dk in enumerate(device):
+        if dk == d:
+            g = problem.group[k]
+            first_start[g] = min(first_start.get(g, float("inf")), current.start_ms[k])
+    groups = sorted((g for g in first_start if len(problem.allowed[g]) > 1), key=first_start.__getitem__)
+    memory = {g: problem.group_memory_bytes(g) for g in groups}
+    free = _free(problem, device)
+    candidates: list[list[int]] = []
+    singles = sorted((g for g in groups if memory[g] >= need), key=memory.__getitem__)
+    candidates += [[g] for g in singles[:_MAX_SINGLES]]
+    for i in _spread(list(range(len(groups))), _MAX_RUN_STARTS):
+        total, j = 0, i
+        while j < len(groups) and total < need:
+            total += memory[groups[j]]
+            j += 1
+        if total >= need and j - i > 1:
+            candidates.append(groups[i:j])
+    if not candidates:  # nothing frees enough at once: free as much as fits somewhere
+        roomy = max(free[x] for x in range(problem.n_devices) if x != d) if problem.n_devices > 1 else 0
+        fitting = [g for g in groups if 0 < memory[g] <= roomy]
+        candidates = [[g] for g in sorted(fitting, key=memory.__getitem__, reverse=True)[:_MAX_SINGLES]]
+    best: tuple[float, list[int], Schedule] | None = None
+    for run in candidates:
+        size = sum(memory[g] for g in run)
+        targets = [x for x in range(problem.n_devices) if x != d and free[x] >= size
+                   and all(x in problem.allowed[g] for g in run)]
+        targets.sort(key=lambda x: -free[x])
+        for x in targets[:_MAX_TARGETS]:
+            moved = list(device)
+            for g in run:
+                for k in problem.groups[g]:
+                    moved[k] = x
+            schedule = retime(problem, solution_from_starts(problem, moved, current.start_ms))
+            if best is None or schedule.makespan_ms < best[0]:
+                best = (schedule.makespan_ms, moved, schedule)
+    if best is None:
+        return None
+    return best[1], best[2]
+
