@@ -178,3 +178,26 @@ def test_the_bundled_verifier_is_the_shared_one() -> None:
     if not _SHARED_VERIFY.exists():
         pytest.skip("no ../shared/tools beside this checkout")
     assert bundled.read_text() == _SHARED_VERIFY.read_text()
+
+
+@pytest.mark.parametrize("solver,routing", [b for b in BACKENDS if b[0] != "cpsat"])
+def test_sub_microsecond_ops_are_solved_exactly(solver: str, routing: str) -> None:
+    """Found by benchmarks/fuzz.py (seed 1061): CBC's default `increment` (an absolute gap of
+    1e-4) made it call 0.00074 ms optimal where 0.0007 ms exists."""
+    g = graph([("op0", 0.0), ("op1", 0.0003), ("op2", 0.0001), ("op3", 0.0002), ("op4", 0.0002), ("op5", 0.0003)],
+              [("op1", "op5", 1000), ("op3", "op5", 7_000_000), ("op4", "op5", 1_000_000)])
+    hw = fully_connected(2, bandwidth_gb_per_s=25.0)
+    opts = PlaceOptions(solver=solver, routing=routing, time_limit_s=20, threads=1, relative_gap=0.0)
+    r = place(parse_graph(g), parse_hardware(hw), opts)
+    assert r.status == "optimal" and r.makespan_ms == pytest.approx(0.0007, rel=1e-9), (r.status, r.makespan_ms)
+
+
+@pytest.mark.parametrize("solver,routing", BACKENDS)
+def test_a_device_without_memory_takes_only_ops_that_need_none(solver: str, routing: str) -> None:
+    """Found by benchmarks/fuzz.py (seed 1051): a 0-byte device divided the MILP's memory row by 0."""
+    g = graph([("a", 1.0, 3), ("b", 2.0, 0)])
+    hw = fully_connected(3)
+    hw["devices"][1]["memory_bytes"] = 0
+    r = solve(g, hw, solver, routing)
+    assert r.status == "optimal" and r.makespan_ms == pytest.approx(2.0)
+    assert r.placement["a"] != "gpu1"

@@ -157,9 +157,15 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
 
     for d, cap in enumerate(problem.capacity_bytes):
         demand = {g: problem.group_memory_bytes(g) for g, lits in enumerate(P) if d in lits}
-        if cap is not None and sum(demand.values()) > cap:
-            # in units of the capacity: byte-sized coefficients break the solvers' tolerances
-            prob += pulp.lpSum(mem / cap * P[g][d] for g, mem in demand.items() if mem) <= 1, f"memory_{d}"
+        if cap is None or sum(demand.values()) <= cap:
+            continue
+        if cap == 0:  # a device without memory takes only ops that need none
+            for g, mem in demand.items():
+                if mem:
+                    prob += P[g][d] == 0, f"memory_{d}_{g}"
+            continue
+        # in units of the capacity: byte-sized coefficients break the solvers' tolerances
+        prob += pulp.lpSum(mem / cap * P[g][d] for g, mem in demand.items() if mem) <= 1, f"memory_{d}"
 
     for k in range(n_ops):
         if not problem.succs[k]:
