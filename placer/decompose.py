@@ -260,6 +260,12 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         for intervals in per_device.values():
             if len(intervals) > 1:
                 m.add_no_overlap(intervals)
+        if problem.n_devices > 1:
+            # redundant: the segment's ops at their shortest share the devices (an energetic bound)
+            shortest = {k: min(_ticks(problem.time_ms[k][d], tick) for d in lit[problem.group[k]]) for k in ops}
+            energy = [m.new_fixed_size_interval_var(st[k], t, f"c_{j}_{k}") for k, t in shortest.items() if t > 0]
+            if len(energy) > problem.n_devices:
+                m.add_cumulative(energy, [1] * len(energy), problem.n_devices)
         for i in es:
             e = problem.edges[i]
             m.add(st[e.dst] >= en[e.src])
@@ -556,7 +562,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             order[device[entry]].append(entry)
         c = comp_of_segment.get(j)
         local = answers[c].local_start_ms if c is not None else {}
-        for k in sorted(ops, key=lambda k: (local.get((j, k), 0.0), k)):
+        # zero-length ops first among equal starts: behind a longer op they would wait for it
+        for k in sorted(ops, key=lambda k: (local.get((j, k), 0.0), problem.time_ms[k][device[k]] > 0, k)):
             order[device[k]].append(k)
     solution = _insert_dangling(problem, dec, device, order)
     schedule = retime(problem, solution)

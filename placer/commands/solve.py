@@ -29,6 +29,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--coarsen", default=defaults.coarsen, choices=["off", "auto", "force"],
                    help="solve big graphs on super-ops (auto: above 600 ops, when no series decomposition applies)")
     p.add_argument("--coarsen-max-ops", type=int, default=defaults.coarsen_max_ops, metavar="N")
+    p.add_argument("--deterministic", action="store_true",
+                   help="CP-SAT work limits instead of wall time, fixed seeds: the same answer on any load "
+                        "(the wall time stretches instead)")
     p.add_argument("-o", "--output", metavar="RESULT.json", help="write the placer.result/v1 document")
     p.add_argument("-q", "--quiet", action="store_true", help="no live progress")
     add_outputs(p)
@@ -57,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     options = PlaceOptions(
         solver=args.solver, time_limit_s=args.time_limit, routing=args.routing, contention=args.contention,
         relative_gap=args.relative_gap, threads=args.threads, seed=args.seed,
-        coarsen=args.coarsen, coarsen_max_ops=args.coarsen_max_ops,
+        coarsen=args.coarsen, coarsen_max_ops=args.coarsen_max_ops, deterministic=args.deterministic,
     )
     result = place(graph, hardware, options, progress=_progress_printer(args.quiet))
     print(format_summary(result, graph, hardware))
