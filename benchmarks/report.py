@@ -414,8 +414,9 @@ def _by_mode(found: list[Row], ok: Any) -> str:
 
 
 def _gap_check(rows: list[Row], low: int, high: int | None, limit: float, limit_s: float) -> Target:
-    span = (f"up to {high:,} ops" if not low else f"{low + 1:,}-{high:,} ops") if high is not None else f"over {low:,} ops"
-    goal = f"CP-SAT gap <= {_pct(limit, 0)} on graphs of {span} (real and hard families, every mode)"
+    span = (f"up to {high:,} ops" if not low else f"of {low + 1:,}-{high:,} ops") if high is not None \
+        else f"over {low:,} ops"
+    goal = f"CP-SAT gap <= {_pct(limit, 0)} on graphs {span} (real and hard families, every mode)"
     found = [r for r in rows if r["backend"] == "cpsat" and r["ops"] > low and (high is None or r["ops"] <= high)]
     if not found:
         return Target(f"gap_{low}", goal, "not run", None)
@@ -532,9 +533,10 @@ def _hard_tables(rows: list[Row]) -> str:
                     return " / ".join(out)
 
                 lines.append([graph, first["ops"], hw, tight, _f(heft_ms), cell("makespan_ms", _f),
-                              cell("lower_bound_ms", _f), cell("gap", _pct), cell("time_to_best_s", _s)])
+                              cell("lower_bound_ms", _f), cell("gap", _pct), cell("time_to_best_s", _s),
+                              cell("solve_time_s", _s)])
             header = ["graph", "ops", "machine", "memory-tight", "HEFT ms", f"makespan ms ({slash})",
-                      f"bound ms ({slash})", f"gap ({slash})", f"best s ({slash})"]
+                      f"bound ms ({slash})", f"gap ({slash})", f"best s ({slash})", f"total s ({slash})"]
             parts.append(f"### {family} on {machine}\n\n" + _table(header, lines) + "\n")
     return "\n".join(parts)
 
@@ -578,7 +580,7 @@ def _family_gap_plot(rows: list[Row], family: str, path: Path) -> bool:
     for ax in list(axes.flat)[len(cases):]:
         ax.set_visible(False)
     fig.suptitle(f"{family}: CP-SAT's gap to its proven bound over time, per mode (dashed: the target)", fontsize=9)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
     fig.savefig(path, dpi=80)
     plt.close(fig)
     return True
