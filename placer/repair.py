@@ -13,6 +13,7 @@ previous incumbent.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 
 from placer.model import Problem
 from placer.schedule import Schedule, retime, solution_from_starts
@@ -82,8 +83,8 @@ def repair_memory(problem: Problem, schedule: Schedule, time_budget_s: float = 5
 
 def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, need: int
                ) -> tuple[list[int], Schedule] | None:
-    """The cheapest move of groups off device d that frees `need` bytes (or, failing that,
-    the move that frees the most memory anywhere it fits)."""
+    """The cheapest move of groups off device d that frees `need` bytes, or, when no such
+    move fits anywhere, the move that frees the most memory (ties: the cheapest)."""
     first_start: dict[int, float] = {}
     for k, dk in enumerate(device):
         if dk == d:
@@ -92,23 +93,42 @@ def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, n
     groups = sorted((g for g in first_start if len(problem.allowed[g]) > 1), key=first_start.__getitem__)
     memory = {g: problem.group_memory_bytes(g) for g in groups}
     free = _free(problem, device)
-    candidates: list[list[int]] = []
-    singles = sorted((g for g in groups if memory[g] >= need), key=memory.__getitem__)
-    candidates += [[g] for g in singles[:_MAX_SINGLES]]
+    roomy = max((free[x] for x in range(problem.n_devices) if x != d), default=0.0)
+    enough = [[g] for g in sorted((g for g in groups if memory[g] >= need), key=memory.__getitem__)[:_MAX_SINGLES]]
+    enough += _runs(groups, memory, lambda total, _: total < need, lambda total: total >= need)
+    move = _cheapest(problem, current, device, d, enough, free)
+    if move is not None:
+        return move
+    # partial progress: the largest runs that fit on some other device
+    partial = _runs(groups, memory, lambda total, g: total + memory[g] <= roomy, lambda total: total > 0)
+    partial += [[g] for g in groups if 0 < memory[g] <= roomy]
+    if not partial:
+        return None
+    most = max(sum(memory[g] for g in run) for run in partial)
+    return _cheapest(problem, current, device, d, [r for r in partial if sum(memory[g] for g in r) == most], free)
+
+
+def _runs(groups: list[int], memory: dict[int, int], extend: Callable[[int, int], bool],
+          keep: Callable[[int], bool]) -> list[list[int]]:
+    """Runs of groups consecutive in time: from spread-out starts, extended while
+    `extend(total, next group)` holds, kept when `keep(total)` holds."""
+    runs = []
     for i in _spread(list(range(len(groups))), _MAX_RUN_STARTS):
         total, j = 0, i
-        while j < len(groups) and total < need:
+        while j < len(groups) and extend(total, groups[j]):
             total += memory[groups[j]]
             j += 1
-        if total >= need and j - i > 1:
-            candidates.append(groups[i:j])
-    if not candidates:  # nothing frees enough at once: free as much as fits somewhere
-        roomy = max(free[x] for x in range(problem.n_devices) if x != d) if problem.n_devices > 1 else 0
-        fitting = [g for g in groups if 0 < memory[g] <= roomy]
-        candidates = [[g] for g in sorted(fitting, key=memory.__getitem__, reverse=True)[:_MAX_SINGLES]]
+        if j > i and keep(total):
+            runs.append(groups[i:j])
+    return runs
+
+
+def _cheapest(problem: Problem, current: Schedule, device: list[int], d: int, candidates: list[list[int]],
+              free: list[float]) -> tuple[list[int], Schedule] | None:
+    """The candidate run whose move to some device with room gives the shortest re-timed schedule."""
     best: tuple[float, list[int], Schedule] | None = None
     for run in candidates:
-        size = sum(memory[g] for g in run)
+        size = sum(problem.group_memory_bytes(g) for g in run)
         targets = [x for x in range(problem.n_devices) if x != d and free[x] >= size
                    and all(x in problem.allowed[g] for g in run)]
         targets.sort(key=lambda x: -free[x])
@@ -120,7 +140,4 @@ def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, n
             schedule = retime(problem, solution_from_starts(problem, moved, current.start_ms))
             if best is None or schedule.makespan_ms < best[0]:
                 best = (schedule.makespan_ms, moved, schedule)
-    if best is None:
-        return None
-    return best[1], best[2]
-
+    return None if best is None else (best[1], best[2])

@@ -20,6 +20,10 @@ from solvers import available_solvers
 settings.register_profile("placer", derandomize=True, database=None, deadline=None, print_blob=True)
 settings.load_profile("placer")
 
+# Strict mode: a candidate that any engine strategy produces and the engine must reject
+# (invalid placement, order, memory) fails the test instead of being discarded quietly.
+os.environ.setdefault("PLACER_STRICT", "1")
+
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run tests marked slow")
