@@ -1,0 +1,249 @@
+"""Lower bounds: never above an exact optimum, and each named bound equal to a hand computation.
+
+Validity is checked against the exhaustive reference (tests/reference.py) on small random
+instances with fixed seeds -- colocation groups, pins, memory, heterogeneous devices, zero
+durations, 1 to 3 devices -- and against the known optima of the classic benchmarks.
+"""
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from placer.bounds import (
+    bound_breakdown, communication_bound_ms, critical_path_ms, lower_bound_ms, work_bound_ms,
+)
+from placer.model import Problem, build_problem
+from placer.schema import parse_graph, parse_hardware
+from tests.conftest import fully_connected, graph
+from tests.reference import brute_force_makespan
+
+CLASSIC = Path(__file__).resolve().parent / "data" / "classic"
+FORBIDDEN_MS = 1e6  # a pinned op's time on the other devices in the reference's tables
+TOL = 1e-6
+
+
+def _problem(g: dict, hw: dict) -> Problem:
+    return build_problem(parse_graph(g), parse_hardware(hw))
+
+
+def _line(n: int, latency_us: float = 0.0) -> dict:
+    """n devices in a row, 1 GB/s links: a transfer crosses |a - b| links."""
+    return {"devices": [{"id": f"gpu{i}", "peak_tflops": 1.0} for i in range(n)],
+            "links": [{"a": f"gpu{i}", "b": f"gpu{i + 1}", "bandwidth_gb_per_s": 1.0, "latency_us": latency_us}
+                      for i in range(n - 1)]}
+
+
+def _random_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
+    """A small instance as placer documents and as the reference's plain tables."""
+    rng = random.Random(seed)
+    m = [1, 2, 2, 3][seed % 4]
+    n = rng.randint(3, 6 if m == 3 else 7)
+    topology = rng.choice(["full", "line"]) if m == 3 else "full"
+    speeds = [rng.choice([1.0, 1.0, 2.0]) for _ in range(m)]  # peak TFLOPS: time = work / speed
+    work = [rng.choice([0, 1, 2, 3, 4, 5, 6]) for _ in range(n)]
+    edges = [(u, v, rng.choice([0, 1, 2, 3]) * 1_000_000) for u in range(n) for v in range(u + 1, n)
+             if rng.random() < 0.4]
+    group_of = list(range(n))
+    for _ in range(rng.choice([0, 1, 2])):
+        a, b = rng.sample(range(n), 2)
+        group_of[b] = group_of[a]
+    pins: dict[int, int] = {}
+    if m > 1 and rng.random() < 0.3:
+        pins[rng.choice(group_of)] = rng.randrange(m)
+    memory = [rng.choice([0, 1, 2, 3]) for _ in range(n)] if rng.random() < 0.4 else [0] * n
+    capacity = max(sum(memory) // m + 2, max(memory)) if any(memory) else None
+
+    ops = []
+    for k in range(n):
+        op: dict[str, Any] = {"id": f"o{k}", "flops": work[k] * 1e9, "memory_bytes": memory[k]}
+        if group_of.count(group_of[k]) > 1:
+            op["group"] = f"g{group_of[k]}"
+        if group_of[k] in pins:
+            op["device"] = f"gpu{pins[group_of[k]]}"
+        ops.append(op)
+    g = {"format": "placer.graph/v1", "name": f"random-{seed}", "ops": ops,
+         "edges": [{"src": f"o{u}", "dst": f"o{v}", "bytes": b} for u, v, b in edges]}
+    if topology == "line":
+        hw = _line(m)
+    else:
+        hw = fully_connected(m, peak_tflops=1.0)
+    for d, s in enumerate(speeds):
+        hw["devices"][d]["peak_tflops"] = s
+        if capacity is not None:
+            hw["devices"][d]["memory_bytes"] = capacity
+
+    def delay(size: float, a: int, b: int) -> float:
+        return (abs(a - b) if topology == "line" else 1) * size / 1e6
+
+    groups = [[k for k in range(n) if group_of[k] == g] for g in sorted(set(group_of))]
+    times = [[work[k] / speeds[d] if group_of[k] not in pins or pins[group_of[k]] == d else FORBIDDEN_MS
+              for d in range(m)] for k in range(n)]
+    tables = {"times": times, "edges": edges, "delay": delay, "groups": [x for x in groups if len(x) > 1],
+              "memory": memory if capacity is not None else (), "capacity": [capacity] * m if capacity else ()}
+    return g, hw, tables
+
+
+@pytest.mark.parametrize("seed", range(160))
+def test_no_bound_exceeds_the_exhaustive_optimum(seed: int) -> None:
+    g, hw, t = _random_case(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    if optimum is None:
+        pytest.skip("no placement fits memory")
+    assert optimum < FORBIDDEN_MS
+    breakdown = bound_breakdown(_problem(g, hw))
+    for name, value in breakdown.items():
+        assert math.isfinite(value) and value <= optimum + TOL, (name, value, optimum)
+
+
+def _classic(path: Path) -> tuple[Problem, float]:
+    doc = json.loads(path.read_text())
+    hw = fully_connected(doc["processors"], bandwidth_gb_per_s=1.0, latency_us=0.0)
+    return _problem(doc["graph"], hw), float(doc["optimum"])
+
+
+@pytest.mark.parametrize("path", sorted(CLASSIC.glob("*.json")), ids=lambda p: p.stem)
+def test_no_bound_exceeds_a_classic_optimum(path: Path) -> None:
+    problem, optimum = _classic(path)
+    for name, value in bound_breakdown(problem).items():
+        assert value <= optimum + TOL, (name, value, optimum)
+
+
+def test_the_public_bounds_are_the_named_ones() -> None:
+    problem, _ = _classic(CLASSIC / "nodes_10_random_p4.json")
+    b = bound_breakdown(problem)
+    assert lower_bound_ms(problem) == max(b.values())
+    assert critical_path_ms(problem) == b["critical_path"]
+    assert communication_bound_ms(problem) == b["communication"]
+    assert work_bound_ms(problem) == max(b["work"], b["largest_group"], b["pinned"])
+
+
+# --- each new bound on a hand-made instance -----------------------------------------------
+
+def _with_groups(g: dict, groups: dict[str, str]) -> dict:
+    for op in g["ops"]:
+        if op["id"] in groups:
+            op["group"] = groups[op["id"]]
+    return g
+
+
+OLD = ("critical_path", "communication", "work", "largest_group", "pinned")  # the bounds before groups counted
+
+
+def _assert_beats_old(breakdown: dict[str, float], name: str, value: float) -> None:
+    assert breakdown[name] == pytest.approx(value)
+    assert lower_bound_ms_of(breakdown) == pytest.approx(value)
+    assert all(breakdown[k] < value - 1e-9 for k in OLD), breakdown
+
+
+def lower_bound_ms_of(breakdown: dict[str, float]) -> float:
+    return max(breakdown.values())
+
+
+def test_communication_serialises_inputs_of_one_group() -> None:
+    """a (2 ms) feeds b and c (4 ms each), one group; a transfer costs 1 ms; 2 devices.
+
+    b and c run one after the other on their device: after a, either 4 + 4 (there) or
+    1 + 4 + 4 (elsewhere), so a's tail is 8 and the bound 2 + 8 = 10, the optimum (all on
+    one device). Treated apart, b and c would each need only 1 + 4 after a: 7.
+    """
+    fork = graph([("a", 2.0), ("b", 4.0), ("c", 4.0)], [("a", "b", 1_000_000), ("a", "c", 1_000_000)])
+    assert communication_bound_ms(_problem(fork, fully_connected(2))) == pytest.approx(7.0)
+    g = _with_groups(fork, {"b": "bc", "c": "bc"})
+    assert communication_bound_ms(_problem(g, fully_connected(2))) == pytest.approx(10.0)
+    assert brute_force_makespan([[2, 2], [4, 4], [4, 4]], [(0, 1, 1e6), (0, 2, 1e6)],
+                                lambda s, a, b: s / 1e6, groups=[[1, 2]]) == pytest.approx(10.0)
+
+
+def test_group_machine_runs_a_group_on_one_device() -> None:
+    """x and y (2 ms, one group) each feed a 5 ms op; no transfer costs anything; 2 devices.
+
+    One device runs x and y back to back, so the second ends at 4 and its successor at 9:
+    Jackson's preemptive schedule on the group gives 2 + 2 + 5 = 9, the optimum. The
+    critical path is 7, total work / 2 is 7. (Packing the groups {x, y}, {b}, {c} on two
+    devices also gives 5 + 4, and the paired chains x -> b, y give 9 as well.)
+    """
+    g = _with_groups(graph([("x", 2.0), ("y", 2.0), ("b", 5.0), ("c", 5.0)], [("x", "b", 0), ("y", "c", 0)]),
+                     {"x": "xy", "y": "xy"})
+    _assert_beats_old(bound_breakdown(_problem(g, fully_connected(2))), "group_machine", 9.0)
+    assert brute_force_makespan([[2, 2], [2, 2], [5, 5], [5, 5]], [(0, 2, 0), (1, 3, 0)],
+                                lambda s, a, b: 0.0, groups=[[0, 1]]) == pytest.approx(9.0)
+
+
+def test_path_blocks_charge_a_split_path_and_the_work_of_its_groups() -> None:
+    """Critical path a -> b -> c (1, 1, 3 ms); w (3 ms) also follows a and shares b's group;
+    transfers cost 1 ms; 2 devices.
+
+    One device for the path runs w too: 8. Split after b: 1 + 1 + 1 + 3 = 6. Split after a:
+    the device of b also runs w after a, and c: 1 + max(1 + 1 + 3, 1 + 3 + 3) = 8. Split
+    twice: 1 + 1 + 1 + 1 + 3 = 7. So 6, the optimum; the bounds without groups stay at 5.
+    """
+    g = _with_groups(graph([("a", 1.0), ("b", 1.0), ("w", 3.0), ("c", 3.0)],
+                           [("a", "b", 1_000_000), ("a", "w", 1_000_000), ("b", "c", 1_000_000)]),
+                     {"b": "bw", "w": "bw"})
+    _assert_beats_old(bound_breakdown(_problem(g, fully_connected(2))), "path_blocks", 6.0)
+    assert brute_force_makespan([[1, 1], [1, 1], [3, 3], [3, 3]], [(0, 1, 1e6), (0, 2, 1e6), (1, 3, 1e6)],
+                                lambda s, a, b: s / 1e6, groups=[[1, 2]]) == pytest.approx(6.0)
+
+
+def test_paired_chains_are_a_two_job_shop() -> None:
+    """Chains x1 -> x2 and y1 -> y2 (2 ms each), groups {x1, y1} and {x2, y2}, 1 ms
+    transfers, 2 devices: the forward and backward copies of a two-layer model.
+
+    One device: 8. Two devices: the first group's device runs both 2 ms ops (one ends at
+    4), the other chain crosses (1 ms) and the second device again runs both: 2 + 1 + 2 + 2
+    = 7, the optimum. The critical path is 4, the group bounds 6, the path blocks 5.
+    """
+    g = _with_groups(graph([("x1", 2.0), ("x2", 2.0), ("y1", 2.0), ("y2", 2.0)],
+                           [("x1", "x2", 1_000_000), ("y1", "y2", 1_000_000)]),
+                     {"x1": "l1", "y1": "l1", "x2": "l2", "y2": "l2"})
+    _assert_beats_old(bound_breakdown(_problem(g, fully_connected(2))), "paired_chains", 7.0)
+    assert brute_force_makespan([[2, 2]] * 4, [(0, 1, 1e6), (2, 3, 1e6)], lambda s, a, b: s / 1e6,
+                                groups=[[0, 2], [1, 3]]) == pytest.approx(7.0)
+
+
+def test_group_packing_places_indivisible_groups() -> None:
+    """Three independent groups of 2 x 2 ms on 2 devices: one device gets two: 8 > 12 / 2."""
+    g = _with_groups(graph([(f"o{k}", 2.0) for k in range(6)]),
+                     {f"o{k}": f"g{k // 2}" for k in range(6)})
+    _assert_beats_old(bound_breakdown(_problem(g, fully_connected(2))), "group_packing", 8.0)
+
+
+def test_paths_split_into_blocks_respect_memory() -> None:
+    """The path-blocks case 'one device' is impossible when the path's groups do not fit:
+    a -> b -> c (2 ms each), 6 bytes each on 12-byte devices, 5 ms transfers: 2+2+5+2 = 11."""
+    g = graph([("a", 2.0, 6), ("b", 2.0, 6), ("c", 2.0, 6)], [("a", "b", 5_000_000), ("b", "c", 5_000_000)])
+    b = bound_breakdown(_problem(g, fully_connected(2, memory_bytes=12)))
+    assert b["path_blocks"] == pytest.approx(11.0)
+
+
+def test_a_2500_op_graph_is_bounded_quickly() -> None:
+    """Layered training-like graph (forward chain of blocks, mirrored backward, groups of
+    two): every bound within 2 s."""
+    rng = random.Random(3)
+    ops, edges, groups = [], [], {}
+    width, depth = 5, 250
+    for layer in range(depth):
+        for j in range(width):
+            ops.append((f"f{layer}_{j}", rng.uniform(0.1, 2.0)))
+            if layer:
+                for i in rng.sample(range(width), 2):
+                    edges.append((f"f{layer - 1}_{i}", f"f{layer}_{j}", rng.randint(1, 8) * 1_000_000))
+    for layer in reversed(range(depth)):
+        for j in range(width):
+            ops.append((f"b{layer}_{j}", rng.uniform(0.1, 4.0)))
+            groups[f"f{layer}_{j}"] = groups[f"b{layer}_{j}"] = f"g{layer}_{j}"
+            edges.append((f"f{layer}_{j}", f"b{layer}_{j}", 1_000_000))
+            if layer < depth - 1:
+                edges.append((f"b{layer + 1}_{j}", f"b{layer}_{j}", 2_000_000))
+    problem = _problem(_with_groups(graph(ops, edges), groups), fully_connected(4, bandwidth_gb_per_s=25.0))
+    assert problem.n_ops == 2500
+    start = time.perf_counter()
+    b = bound_breakdown(problem)
+    assert time.perf_counter() - start < 2.0
+    assert max(b.values()) >= b["critical_path"] > 0
