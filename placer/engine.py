@@ -25,7 +25,7 @@ from placer.budget import Budget
 from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
-from placer.heuristics import critical_path, heft, single_device
+from placer.heuristics import critical_path, heft, single_device, stages
 from placer.model import Problem, build_problem
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
 from placer.schedule import Schedule, Solution, retime
@@ -85,6 +85,14 @@ class Strategy:
     coarsen_above_ops: int = AUTO_THRESHOLD_OPS  # "auto" coarsens graphs with more ops than this
     repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode)
     repair_max_moves: int = 400         # moves of groups one memory repair may make
+    stages_share: float = 0.05         # of the limit, for the staged critical-path heuristic ...
+    stages_max_s: float = 5.0           # ... at most this long
+    stages_max_evaluations: int = 300   # list schedules it may evaluate (the bound in deterministic mode)
+    lns_share: float = 0.0              # of the time after the decomposition, for neighbourhood search
+    lns_share_big: float = 0.6          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
+    lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
+    lns_step_s: float = 2.0             # time limit of one neighbourhood
+    lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
 
 
 @dataclass(frozen=True)
@@ -345,6 +353,10 @@ def place(
 
     for name in HEURISTICS:
         run.offer(getattr(run.baselines, name), name)
+    if not run.proven(run.best):
+        seconds = math.inf if options.deterministic else min(run.strategy.stages_max_s,
+                                                              run.strategy.stages_share * options.time_limit_s)
+        run.offer(stages(p, seconds, run.strategy.stages_max_evaluations), "stages")
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
         if run.proven(run.best):
@@ -365,7 +377,11 @@ def place(
                                                      max_ops=options.coarsen_max_ops)
         if coarse is not None:
             run.extra.update(coarse.stats())
-        solver_run = _solve_cpsat(run, coarse)
+        big = p.n_ops > run.strategy.big_model_ops
+        lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
+        solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share)
+        if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
+            _neighbourhood_search(run)
     else:
         solver_run = _solve_milp(run)
     run.extra["solver_status"] = solver_run.status.value
@@ -408,7 +424,39 @@ def _try_decomposition(run: _Run) -> bool:
     return True
 
 
-def _solve_cpsat(run: _Run, coarse: Coarsening | None = None) -> SolverRun:
+def _neighbourhood_search(run: _Run) -> None:
+    """Large-neighbourhood search (placer.neighbourhood) around the best candidate with the
+    time left: any graph, no structure assumed."""
+    from placer.formulations.cpsat_model import build_cpsat
+    from placer.neighbourhood import improve
+
+    p, best = run.problem, run.best
+    if best is None or run.budget.remaining() < run.strategy.lns_min_s:
+        return
+    f = build_cpsat(p, best, run.bound_ms, redundant_cumulative=False, symmetry_breaking=False)
+    seconds = run.budget.remaining()
+    if not run.options.deterministic:
+        seconds = max(0.0, 0.95 * seconds - 0.2)  # CP-SAT overruns each step a little
+    run.report(f"neighbourhood search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms)
+    last_full = [run.elapsed()]
+
+    def offer(solution: Solution, source: str) -> Schedule | None:
+        before = run.best
+        schedule = run.offer(solution, source)
+        if run.best is not before and run.best is not None:
+            full = run.elapsed() - last_full[0] >= _RESULT_EVERY_S
+            if full:
+                last_full[0] = run.elapsed()
+            run.report("neighbourhood incumbent", run.best.makespan_ms, run.bound_ms,
+                       run.feasible_result(run.best) if full else None)
+        return schedule
+
+    counts = improve(p, f, best, run.budget, seconds, run.options.seed, offer, run.proven,
+                     step_s=run.strategy.lns_step_s, initial_groups=run.strategy.lns_initial_groups)
+    run.extra.update({f"neighbourhood_{k}": v for k, v in counts.items()})
+
+
+def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0) -> SolverRun:
     """CP-SAT on the problem, or on its coarsening (placer.coarsen) whose answers are
     expanded back to every op. A coarse model is a restriction: its bound and its
     infeasibility say nothing about the original, so neither is used."""
@@ -462,7 +510,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None) -> SolverRun:
         run.report("cpsat incumbent", min(best_ms, incumbent), bound, result)
 
     # CP-SAT overruns its limit a little (presolve, callbacks): keep a margin
-    remaining = run.budget.remaining()
+    remaining = share * run.budget.remaining()
     if not options.deterministic:
         remaining = max(0.1, 0.9 * remaining - 0.2)
     run.report(f"cpsat: solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "

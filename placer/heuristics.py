@@ -4,19 +4,25 @@
 - HEFT (Topcuoglu et al. 2002): upward-rank priority, insertion-based earliest finish time,
   with communication delays, memory, colocation groups and pins;
 - critical-path placement (CPOP, same paper): the ops on the critical path share the
-  device that runs them fastest, the rest go to their earliest finish time.
+  device that runs them fastest, the rest go to their earliest finish time;
+- stages: the critical path cut into contiguous blocks, each block's colocation groups
+  on one device (a pipeline's stages), the rest list-scheduled; the cut points are
+  searched. In a training step the path's groups hold a layer's forward and backward
+  ops, so a device that holds a stretch of the path runs its forward ops while the path
+  is elsewhere: what neither HEFT (op by op) nor CPOP (one device) can find.
 """
 from __future__ import annotations
 
 import heapq
+import time
 from bisect import bisect_right
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 
-__all__ = ["single_device", "heft", "critical_path", "upward_rank"]
+__all__ = ["critical_path", "heft", "single_device", "stages", "upward_rank"]
 
 _EPS = 1e-9
 
@@ -46,7 +52,7 @@ def _mean_delay_ms(problem: Problem):
     """Average transfer delay over ordered device pairs, by size (HEFT's mean comm cost)."""
     pairs = [(a, b) for a in problem.devices for b in problem.devices if a != b]
 
-    @lru_cache(maxsize=None)
+    @cache
     def mean(size_bytes: int) -> float:
         if not pairs:
             return 0.0
@@ -183,3 +189,109 @@ def critical_path(problem: Problem) -> Schedule | None:
             best = (time, d)
     forced = {g: best[1] for g in path_groups} if best else {}
     return _list_schedule(problem, priority, forced)
+
+
+def _path_groups(problem: Problem) -> tuple[list[int], list[float]]:
+    """The critical path's colocation groups in path order, and the path time each adds."""
+    fastest = [problem.min_time_ms(k) for k in range(problem.n_ops)]
+    finish = [0.0] * problem.n_ops
+    came_from = [-1] * problem.n_ops
+    for k in range(problem.n_ops):
+        start = 0.0
+        for i in problem.preds[k]:
+            u = problem.edges[i].src
+            if finish[u] > start:
+                start, came_from[k] = finish[u], u
+        finish[k] = start + fastest[k]
+    k = max(range(problem.n_ops), key=finish.__getitem__, default=-1)
+    path = []
+    while k >= 0:
+        path.append(k)
+        k = came_from[k]
+    groups: list[int] = []
+    weight: list[float] = []
+    for k in reversed(path):
+        g = problem.group[k]
+        if g in groups:
+            weight[groups.index(g)] += fastest[k]
+        else:
+            groups.append(g)
+            weight.append(fastest[k])
+    return groups, weight
+
+
+def _device_chain(problem: Problem) -> list[int]:
+    """Devices in an order where each is close to the one before (blocks of the path
+    go to neighbours): greedy nearest by the delay of 1 MB."""
+    if problem.n_devices == 0:
+        return []
+    chain = [0]
+    while len(chain) < problem.n_devices:
+        last = problem.devices[chain[-1]]
+        chain.append(min((d for d in range(problem.n_devices) if d not in chain),
+                         key=lambda d: (problem.router.delay_ms(1_000_000, last, problem.devices[d]), d)))
+    return chain
+
+
+def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 400) -> Schedule | None:
+    """The best "critical path in stages" schedule found within about `time_budget_s` and
+    `max_evaluations` list schedules (pass an infinite time for a deterministic search).
+
+    For 2..n stages the cut points start at equal shares of the path's time and move
+    one at a time (coordinate descent over a shrinking step) while the list-scheduled
+    makespan improves.
+    """
+    if problem.n_devices < 2 or problem.n_ops < 2:
+        return None
+    deadline = time.perf_counter() + time_budget_s
+    evaluations = [0]
+    groups, weight = _path_groups(problem)
+    chain = _device_chain(problem)
+    priority = upward_rank(problem)
+    best: Schedule | None = None
+
+    def out_of_time() -> bool:
+        return time.perf_counter() >= deadline or evaluations[0] >= max_evaluations
+
+    def evaluate(cuts: list[int]) -> Schedule | None:
+        evaluations[0] += 1
+        forced = {}
+        bounds = [0, *cuts, len(groups)]
+        for j in range(len(bounds) - 1):
+            for g in groups[bounds[j]:bounds[j + 1]]:
+                forced[g] = chain[j]
+        return _list_schedule(problem, priority, forced)
+
+    total = sum(weight)
+    cumulative = [0.0]
+    for w in weight:
+        cumulative.append(cumulative[-1] + w)
+    for n_stages in range(2, min(problem.n_devices, len(groups)) + 1):
+        cuts = [bisect_right(cumulative, total * j / n_stages) for j in range(1, n_stages)]
+        cuts = sorted({min(max(c, 1), len(groups) - 1) for c in cuts})
+        current = evaluate(cuts)
+        if current is None:
+            continue
+        step = max(1, len(groups) // (4 * n_stages))
+        while step >= 1 and not out_of_time():
+            improved = False
+            for j in range(len(cuts)):
+                for move in (-step, step):
+                    trial = list(cuts)
+                    trial[j] += move
+                    lo = trial[j - 1] + 1 if j > 0 else 1
+                    hi = trial[j + 1] - 1 if j + 1 < len(trial) else len(groups) - 1
+                    if not lo <= trial[j] <= hi:
+                        continue
+                    schedule = evaluate(trial)
+                    if schedule is not None and schedule.makespan_ms < current.makespan_ms - _EPS:
+                        cuts, current, improved = trial, schedule, True
+                if out_of_time():
+                    break
+            if not improved:
+                step //= 2
+        if best is None or current.makespan_ms < best.makespan_ms:
+            best = current
+        if out_of_time():
+            break
+    return best

@@ -93,7 +93,8 @@ def solve_cpsat(
         backend="cpsat",
         status=status,
         objective=solver.objective_value if has else None,
-        bound=solver.best_objective_bound if has else None,
+        # the proven bound holds even when no solution was found (placer.relaxation uses it)
+        bound=solver.best_objective_bound if has or name == "UNKNOWN" else None,
         wall_s=time.perf_counter() - began,
         work=solver.response_proto.deterministic_time,
     )

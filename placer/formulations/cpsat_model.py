@@ -38,7 +38,10 @@ class CpSatFormulation:
     horizon_ticks: int
     presence: list[dict[int, Any]]  # group -> device -> literal
     start: list[Any]
+    end: list[Any]
     cmax: Any
+    duration_ticks: list[list[int]] = field(default_factory=list)  # [op][device], rounded up
+    delay_ticks: list[dict[tuple[int, int], int]] = field(default_factory=list)  # [edge][(a, b)]
     stats: dict[str, int] = field(default_factory=dict)
 
     def decode(self, value: Callable[[Any], int], problem: Problem) -> Solution:
@@ -152,16 +155,21 @@ def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], p
 
 
 def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
-                redundant_cumulative: bool = True) -> CpSatFormulation:
-    """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon."""
+                redundant_cumulative: bool = True, symmetry_breaking: bool = True,
+                horizon_ms: float | None = None) -> CpSatFormulation:
+    """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon.
+
+    Without `symmetry_breaking` every relabelling of interchangeable devices stays a
+    solution: what placer.neighbourhood needs to fix part of any incumbent as it is.
+    `horizon_ms` overrides the horizon (placer.relaxation adds release times)."""
     from ortools.sat.python import cp_model
 
     delays_ms = _edge_delays(problem)
     values = [problem.time_ms[k][d] for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]]]
     values += [x for per_edge in delays_ms for x in per_edge.values()]
-    if incumbent is not None:
+    if horizon_ms is None and incumbent is not None:
         horizon_ms = incumbent.makespan_ms
-    else:
+    elif horizon_ms is None:
         horizon_ms = sum(max(row) for row in problem.time_ms) + sum(max(d.values(), default=0.0) for d in delays_ms)
     has_points = any(problem.time_ms[k][d] == 0 for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]])
     # zero-length ops occupy one tick (see below): keep that tick negligible
@@ -186,10 +194,11 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
     free_groups.sort(key=lambda g: problem.groups[g][0])
     hint: Solution | None = None
     if incumbent is not None:
-        hint = _relabel(problem, incumbent.solution, classes, free_groups)
+        hint = _relabel(problem, incumbent.solution, classes, free_groups) if symmetry_breaking else incumbent.solution
         hint_start, horizon = _tick_makespan(problem, hint, dur, delay)
     else:
         horizon = sum(max(max(row), 1) for row in dur) + sum(max(d.values(), default=0) for d in delay)
+        horizon = max(horizon, _ticks(horizon_ms, tick))
 
     m = cp_model.CpModel()
     presence: list[dict[int, Any]] = []
@@ -253,7 +262,7 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
     m.add(cmax >= max(0, math.floor((lower_bound_ms - slack_ms) / tick)))
     m.minimize(cmax)
 
-    n_symmetry = add_symmetry_breaking(m, classes, free_groups, presence)
+    n_symmetry = add_symmetry_breaking(m, classes, free_groups, presence) if symmetry_breaking else 0
 
     if hint is not None:
         for g, lits in enumerate(presence):
@@ -272,7 +281,10 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         horizon_ticks=horizon,
         presence=presence,
         start=start,
+        end=end,
         cmax=cmax,
+        duration_ticks=dur,
+        delay_ticks=delay,
         stats={
             "variables": len(m.proto.variables),
             "constraints": len(m.proto.constraints),
