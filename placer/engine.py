@@ -88,8 +88,11 @@ class Strategy:
     stages_share: float = 0.05         # of the limit, for the staged critical-path heuristic ...
     stages_max_s: float = 5.0           # ... at most this long
     stages_max_evaluations: int = 300   # list schedules it may evaluate (the bound in deterministic mode)
+    moves_share: float = 0.2            # of the limit, for group moves (placer.local_search) ...
+    moves_max_s: float = 20.0           # ... at most this long
+    moves_max_evaluations: int = 3000   # re-timings it may try (the bound in deterministic mode)
     lns_share: float = 0.0              # of the time after the decomposition, for neighbourhood search
-    lns_share_big: float = 0.6          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
+    lns_share_big: float = 0.0          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
@@ -373,6 +376,9 @@ def place(
             # the monolithic model of a big graph spends seconds in CP-SAT's first
             # propagation (beyond its time limit): worth it only with time to spare
             return run.finish()
+        _improve_by_moves(run)
+        if run.proven(run.best):
+            return run.finish()
         coarse = None if decomposed else coarsen_for(p, options.coarsen, threshold_ops=run.strategy.coarsen_above_ops,
                                                      max_ops=options.coarsen_max_ops)
         if coarse is not None:
@@ -422,6 +428,23 @@ def _try_decomposition(run: _Run) -> bool:
     if run.best is not before and run.best is not None:
         run.report("decomposition incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
     return True
+
+
+def _improve_by_moves(run: _Run) -> None:
+    """Group moves checked by re-timing (placer.local_search): cheap gains on graphs too big
+    for the exact models to improve."""
+    from placer.local_search import improve_by_moves
+
+    strategy, best = run.strategy, run.best
+    if best is None or run.problem.n_devices < 2:
+        return
+    seconds = math.inf if run.options.deterministic else min(
+        strategy.moves_max_s, strategy.moves_share * run.options.time_limit_s, 0.5 * run.budget.remaining())
+    run.report("group moves", best.makespan_ms, run.bound_ms)
+    improved, counts = improve_by_moves(run.problem, best, seconds, strategy.moves_max_evaluations, run.options.seed)
+    run.extra.update({f"moves_{k}": v for k, v in counts.items()})
+    if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
+        run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
 
 
 def _neighbourhood_search(run: _Run) -> None:

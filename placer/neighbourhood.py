@@ -21,6 +21,7 @@ become the incumbent; the search only moves to answers that are no worse.
 """
 from __future__ import annotations
 
+import itertools
 import random
 from collections.abc import Callable
 from typing import Any
@@ -31,7 +32,7 @@ from placer.model import Problem
 from placer.schedule import Schedule, Solution
 from solvers.base import SolveStatus
 
-__all__ = ["improve"]
+__all__ = ["critical_path", "improve"]
 
 KINDS = ("window", "critical", "devices")
 _MIN_GROUPS = 4
@@ -91,7 +92,7 @@ def _restricted(problem: Problem, f: CpSatFormulation, current: Schedule, free: 
             model.add(boolean(lits[device[problem.groups[g][0]]].index) == 1)
     for d, seq in enumerate(current.solution.order):
         kept = [k for k in seq if problem.group[k] not in free]
-        for a, b in zip(kept, kept[1:]):
+        for a, b in itertools.pairwise(kept):
             # a zero-length op occupies one tick of its device in the model
             model.add(integer(f.start[b].index) >= integer(f.start[a].index) + max(1, f.duration_ticks[a][d]))
     model.clear_hints()
@@ -110,7 +111,7 @@ def _neighbourhood(problem: Problem, current: Schedule, kind: str, size: int, rn
     """About `size` groups to free, chosen by `kind` (see the module docstring)."""
     by_start = sorted(range(problem.n_ops), key=lambda k: (current.start_ms[k], k))
     if kind == "critical":
-        path = _critical_path(problem, current)
+        path = critical_path(problem, current)
         first = rng.randrange(len(path))
         seeds = path[first:first + max(1, size // 2)]
         lo = min(current.start_ms[k] for k in seeds)
@@ -137,13 +138,13 @@ def _neighbourhood(problem: Problem, current: Schedule, kind: str, size: int, rn
     return free
 
 
-def _critical_path(problem: Problem, current: Schedule) -> list[int]:
+def critical_path(problem: Problem, current: Schedule) -> list[int]:
     """The ops that set the makespan, from the first to the last: walk back from the op that
     ends last through whatever made each op start when it did."""
     arrival = {t.edge: t.end_ms for t in current.transfers}
     device_pred: dict[int, int] = {}
     for seq in current.solution.order:
-        for a, b in zip(seq, seq[1:]):
+        for a, b in itertools.pairwise(seq):
             device_pred[b] = a
     tolerance = 1e-9 * max(1.0, current.makespan_ms)
     k = max(range(problem.n_ops), key=lambda x: (current.end_ms[x], -x))
