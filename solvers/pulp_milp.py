@@ -7,6 +7,9 @@ exposed by PuLP: it is read from CBC's log. HiGHS gives it in its info record.
 CBC only accepts a solution better than the incumbent by its `increment`, 1e-4 by
 default: an absolute optimality gap that, on objectives of a few 1e-4 (sub-microsecond
 ops), let CBC call 0.00074 optimal where 0.0007 exists. It is set to CBC_INCREMENT.
+
+A model built in scaled units says so with an `objective_unit` attribute on the problem:
+objective and bound are reported multiplied by it (a plain multiplier, nothing placement-specific).
 """
 from __future__ import annotations
 
@@ -163,6 +166,9 @@ def solve_milp(
         bound = float(prob.solverModel.getInfo().mip_dual_bound)
     else:
         bound = None
+    unit = float(getattr(prob, "objective_unit", 1.0))
+    objective = objective * unit if objective is not None else None
+    bound = bound * unit if bound is not None else None
     return SolverRun(
         backend=backend, status=status, objective=objective, bound=bound, wall_s=time.perf_counter() - began
     )

@@ -14,9 +14,16 @@
     Cmax >= T[k] + Delta(k) for sinks; minimise Cmax.
 
 M is the horizon: the best heuristic's makespan, which also caps Cmax.
+
+Times are in a unit of `time_unit_ms` (a power of ten, see `_time_unit_ms`) so that no
+time coefficient is tiny: CBC's probing treats small coefficients as zero, and with 1e-4 ms
+ops its cuts removed the optimum (0.0001 ms too long). The objective stays Cmax in that
+unit (a cost of 1e-7 per unit would fall under the solvers' dual tolerance);
+`prob.objective_unit` tells solvers.pulp_milp to report objective and bound in ms.
 """
 from __future__ import annotations
 
+import math
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +43,7 @@ class MilpFormulation:
     T: list[Any]
     C: dict[int, dict[tuple[str, str], Any]]
     stats: dict[str, int] = field(default_factory=dict)
+    time_unit_ms: float = 1.0
 
     def decode(self, problem: Problem) -> Solution:
         device = [0] * problem.n_ops
@@ -43,7 +51,7 @@ class MilpFormulation:
             d = max(lits, key=lambda n: lits[n].varValue or 0.0)
             for k in problem.groups[g]:
                 device[k] = d
-        sol = solution_from_starts(problem, device, [t.varValue or 0.0 for t in self.T])
+        sol = solution_from_starts(problem, device, [t.varValue or 0.0 for t in self.T], self.time_unit_ms)
         for i, arcs in self.C.items():
             e = problem.edges[i]
             a, b = problem.devices[device[e.src]], problem.devices[device[e.dst]]
@@ -78,6 +86,28 @@ def _trace(arcs: dict[tuple[str, str], Any], a: str, b: str, src: str, dst: str)
     return tuple(reversed(path))
 
 
+_MAX_HORIZON_UNITS = 1e5  # big-M in time units stays below this (tolerances are absolute)
+
+
+def _time_unit_ms(problem: Problem, routing: str, horizon_ms: float) -> float:
+    """The model's unit of time: the power of ten at or below the smallest positive duration
+    or delay (at most 1 ms, so ordinary graphs keep ms), unless the horizon would then
+    exceed _MAX_HORIZON_UNITS units."""
+    values = [problem.time_ms[k][d] for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]]]
+    for e in problem.edges:
+        gu, gv = problem.group[e.src], problem.group[e.dst]
+        if gu == gv:
+            continue
+        if routing == "flow":
+            values += [link.delay_ms(e.size_bytes) for link in problem.router.links.values()]
+        else:
+            values += [problem.delay_ms(e, a, b) for a in problem.allowed[gu] for b in problem.allowed[gv]]
+    smallest = min((v for v in values if v > 0), default=1.0)
+    unit = min(1.0, 10.0 ** math.floor(math.log10(smallest)))
+    coarsest = 10.0 ** math.ceil(math.log10(max(horizon_ms, 1e-12) / _MAX_HORIZON_UNITS))
+    return max(unit, coarsest)
+
+
 def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower_bound_ms: float) -> MilpFormulation:
     """Build the model; `incumbent` gives the big-M horizon and the warm start."""
     import pulp
@@ -92,6 +122,8 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
             max((problem.delay_ms(e, a, b) for a in range(len(devices)) for b in range(len(devices))), default=0.0)
             for e in problem.edges
         )
+    unit = _time_unit_ms(problem, routing, horizon)
+    horizon /= unit
     big_m = max(horizon, 1e-6)
     prob = pulp.LpProblem("dlplacer", pulp.LpMinimize)
     var = prob.add_variable
@@ -102,10 +134,10 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
 
     def delta(k: int) -> Any:
         lits = P[problem.group[k]]
-        return pulp.lpSum(problem.time_ms[k][d] * lits[d] for d in lits)
+        return pulp.lpSum(problem.time_ms[k][d] / unit * lits[d] for d in lits)
 
     T = [var(f"T_{k}", lowBound=0, upBound=horizon) for k in range(n_ops)]
-    cmax = var("Cmax", lowBound=lower_bound_ms, upBound=max(horizon, lower_bound_ms))
+    cmax = var("Cmax", lowBound=lower_bound_ms / unit, upBound=max(horizon, lower_bound_ms / unit))
 
     arcs = [(link.a, link.b) for link in problem.hardware.links] + [(link.b, link.a) for link in problem.hardware.links]
     nodes = list(problem.router.adjacent)
@@ -129,13 +161,14 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
                     supply = P[gu].get(d, 0) - P[gv].get(d, 0)
                 prob += out_flow - in_flow == supply, f"flow_{i}_{nodes.index(x)}"
             prob += D[i] == pulp.lpSum(
-                problem.router.link(a, b).delay_ms(e.size_bytes) * c for (a, b), c in C[i].items()
+                problem.router.link(a, b).delay_ms(e.size_bytes) / unit * c for (a, b), c in C[i].items()
             ), f"delay_{i}"
         else:
             for a in P[gu]:
                 for b in P[gv]:
                     if a != b:
-                        prob += D[i] >= problem.delay_ms(e, a, b) * (P[gu][a] + P[gv][b] - 1), f"delay_{i}_{a}_{b}"
+                        prob += D[i] >= problem.delay_ms(e, a, b) / unit * (P[gu][a] + P[gv][b] - 1), \
+                            f"delay_{i}_{a}_{b}"
 
     O: dict[tuple[int, int], Any] = {}
     S: dict[tuple[int, int], Any] = {}
@@ -171,25 +204,26 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
         if not problem.succs[k]:
             prob += cmax >= T[k] + delta(k), f"makespan_{k}"
     prob += cmax
+    prob.objective_unit = unit  # solvers.pulp_milp reports objective and bound times this
 
     if incumbent is not None:
-        _warm_start(problem, incumbent, P, T, cmax, C, D, O, S)
+        _warm_start(problem, incumbent, unit, P, T, cmax, C, D, O, S)
     return MilpFormulation(
-        prob=prob, routing=routing, P=P, T=T, C=C,
+        prob=prob, routing=routing, P=P, T=T, C=C, time_unit_ms=unit,
         stats={"variables": prob.numVariables(), "constraints": prob.numConstraints(), "disjunctions": len(O)},
     )
 
 
-def _warm_start(problem: Problem, inc: Schedule, P, T, cmax, C, D, O, S) -> None:  # noqa: ANN001
-    """Set every variable to the incumbent's value (a complete MIP start)."""
+def _warm_start(problem: Problem, inc: Schedule, unit: float, P, T, cmax, C, D, O, S) -> None:  # noqa: ANN001
+    """Set every variable to the incumbent's value (a complete MIP start; times in `unit` ms)."""
     sol = inc.solution
     for g, lits in enumerate(P):
         d = sol.device[problem.groups[g][0]]
         for n, lit in lits.items():
             lit.setInitialValue(1 if n == d else 0)
     for k, t in enumerate(T):
-        t.setInitialValue(inc.start_ms[k])
-    cmax.setInitialValue(inc.makespan_ms)
+        t.setInitialValue(inc.start_ms[k] / unit)
+    cmax.setInitialValue(inc.makespan_ms / unit)
     routes = {t.edge: t.route for t in inc.transfers}
     for i, d_var in D.items():
         route = routes.get(i, ())
@@ -198,7 +232,7 @@ def _warm_start(problem: Problem, inc: Schedule, P, T, cmax, C, D, O, S) -> None
             for arc, c in C[i].items():
                 c.setInitialValue(1 if arc in hops else 0)
         e = problem.edges[i]
-        d_var.setInitialValue(sum(problem.router.link(a, b).delay_ms(e.size_bytes) for a, b in hops))
+        d_var.setInitialValue(sum(problem.router.link(a, b).delay_ms(e.size_bytes) for a, b in hops) / unit)
     position = {k: n for seq in sol.order for n, k in enumerate(seq)}
     for (i, j), o in O.items():
         o.setInitialValue(1 if position[i] < position[j] else 0)
