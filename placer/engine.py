@@ -91,6 +91,8 @@ class Strategy:
     moves_share: float = 0.2            # of the limit, for group moves (placer.local_search) ...
     moves_max_s: float = 20.0           # ... at most this long
     moves_max_evaluations: int = 3000   # re-timings it may try (the bound in deterministic mode)
+    polish_share_big: float = 0.3       # of the time after the decomposition, for group moves after
+                                        # CP-SAT on graphs above big_model_ops
     lns_share: float = 0.0              # of the time after the decomposition, for neighbourhood search
     lns_share_big: float = 0.0          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
@@ -357,9 +359,10 @@ def place(
     for name in HEURISTICS:
         run.offer(getattr(run.baselines, name), name)
     if not run.proven(run.best):
-        seconds = math.inf if options.deterministic else min(run.strategy.stages_max_s,
-                                                              run.strategy.stages_share * options.time_limit_s)
-        run.offer(stages(p, seconds, run.strategy.stages_max_evaluations), "stages")
+        seconds = min(run.strategy.stages_max_s, run.strategy.stages_share * options.time_limit_s)
+        # a list schedule costs about 5 us per op and device: the cap bounds deterministic runs
+        cap = min(run.strategy.stages_max_evaluations, max(10, int(seconds * 200_000 / (p.n_ops * p.n_devices))))
+        run.offer(stages(p, math.inf if options.deterministic else seconds, cap), "stages")
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
         if run.proven(run.best):
@@ -385,9 +388,12 @@ def place(
             run.extra.update(coarse.stats())
         big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
-        solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share)
+        polish_share = run.strategy.polish_share_big if big else 0.0
+        solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
+        if polish_share > 0 and not run.proven(run.best):
+            _improve_by_moves(run, seconds=run.budget.remaining())
     else:
         solver_run = _solve_milp(run)
     run.extra["solver_status"] = solver_run.status.value
@@ -430,7 +436,7 @@ def _try_decomposition(run: _Run) -> bool:
     return True
 
 
-def _improve_by_moves(run: _Run) -> None:
+def _improve_by_moves(run: _Run, seconds: float | None = None) -> None:
     """Group moves checked by re-timing (placer.local_search): cheap gains on graphs too big
     for the exact models to improve."""
     from placer.local_search import improve_by_moves
@@ -438,10 +444,17 @@ def _improve_by_moves(run: _Run) -> None:
     strategy, best = run.strategy, run.best
     if best is None or run.problem.n_devices < 2:
         return
-    seconds = math.inf if run.options.deterministic else min(
-        strategy.moves_max_s, strategy.moves_share * run.options.time_limit_s, 0.5 * run.budget.remaining())
+    if seconds is None:
+        seconds = min(strategy.moves_max_s, strategy.moves_share * run.options.time_limit_s,
+                      0.5 * run.budget.remaining())
+    # re-timing costs about 5 us per op: the cap keeps deterministic runs near their limit
+    cap = min(strategy.moves_max_evaluations,
+              max(20, int(seconds * 200_000 / max(1, run.problem.n_ops)))) if math.isfinite(seconds) else \
+        strategy.moves_max_evaluations
+    if run.options.deterministic:
+        seconds = math.inf
     run.report("group moves", best.makespan_ms, run.bound_ms)
-    improved, counts = improve_by_moves(run.problem, best, seconds, strategy.moves_max_evaluations, run.options.seed)
+    improved, counts = improve_by_moves(run.problem, best, seconds, cap, run.options.seed)
     run.extra.update({f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))

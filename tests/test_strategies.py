@@ -1,0 +1,96 @@
+"""The engine's strategies on their own: each answer valid, never worse than where it
+started, and every bound below the exhaustive optimum (fixed seeds, no timing)."""
+from __future__ import annotations
+
+import itertools
+import math
+
+import pytest
+
+from benchmarks.graphs import fully_connected_hardware, layered, training_step
+from placer.bounds import lower_bound_ms
+from placer.budget import Budget
+from placer.formulations.cpsat_model import build_cpsat
+from placer.heuristics import heft, stages
+from placer.local_search import improve_by_moves
+from placer.model import build_problem
+from placer.neighbourhood import critical_path, improve
+from placer.relaxation import core_bound_ms, critical_core
+from placer.schedule import Schedule, Solution, retime
+from placer.schema import parse_graph, parse_hardware
+from tests.reference import brute_force_makespan
+from tests.test_exact import _random_instance
+
+
+def _training(seed: int, n: int = 40, devices: int = 4):
+    g = parse_graph(training_step(layered(n, seed=seed)))
+    return build_problem(g, parse_hardware(fully_connected_hardware(devices)))
+
+
+def _valid(problem, schedule: Schedule) -> None:
+    """Re-timing the schedule's own placement and order reproduces it exactly."""
+    again = retime(problem, schedule.solution)
+    assert again.makespan_ms == pytest.approx(schedule.makespan_ms)
+    for g, ops in enumerate(problem.groups):
+        assert len({schedule.solution.device[k] for k in ops}) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_staged_heuristic_is_valid_and_deterministic(seed: int) -> None:
+    p = _training(seed)
+    first = stages(p, math.inf, 60)
+    second = stages(p, math.inf, 60)
+    assert first is not None and second is not None
+    _valid(p, first)
+    assert first.solution.device == second.solution.device
+    assert first.makespan_ms >= lower_bound_ms(p) - 1e-9
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_group_moves_never_make_the_incumbent_worse(seed: int) -> None:
+    p = _training(seed)
+    start = heft(p)
+    better, counts = improve_by_moves(p, start, math.inf, 200, seed)
+    _valid(p, better)
+    assert better.makespan_ms <= start.makespan_ms + 1e-9
+    assert counts["evaluations"] <= 200
+    again, _ = improve_by_moves(p, start, math.inf, 200, seed)
+    assert again.solution.device == better.solution.device
+
+
+def test_the_critical_path_ends_at_the_makespan_and_is_a_chain() -> None:
+    p = _training(1)
+    s = heft(p)
+    path = critical_path(p, s)
+    assert s.end_ms[path[-1]] == pytest.approx(s.makespan_ms)
+    assert s.start_ms[path[0]] == pytest.approx(0.0)
+    for a, b in itertools.pairwise(path):
+        assert s.end_ms[a] <= s.start_ms[b] + 1e-9
+
+
+def test_neighbourhood_search_offers_only_valid_improving_answers() -> None:
+    p = _training(2, n=30, devices=3)
+    start = heft(p)
+    f = build_cpsat(p, start, lower_bound_ms(p), redundant_cumulative=False, symmetry_breaking=False)
+    offered: list[Schedule] = []
+
+    def offer(solution: Solution, source: str) -> Schedule:
+        schedule = retime(p, solution)
+        _valid(p, schedule)
+        offered.append(schedule)
+        return schedule
+
+    budget = Budget(2.0, deterministic=True)
+    counts = improve(p, f, start, budget, 2.0, 0, offer, lambda s: False, step_s=0.5)
+    assert counts["steps"] >= 1
+    assert offered and min(s.makespan_ms for s in offered) <= start.makespan_ms + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_core_relaxation_bound_never_exceeds_the_exhaustive_optimum(seed: int) -> None:
+    g, hw, times, edges, delay = _random_instance(seed, 6, line=seed % 2 == 1)
+    p = build_problem(parse_graph(g), parse_hardware(hw))
+    optimum = brute_force_makespan(times, edges, delay)
+    for core in critical_core(p, max_ops=3) + critical_core(p, max_ops=50):
+        bound, stats = core_bound_ms(p, core, Budget(5.0, deterministic=True), 5.0, 0.0)
+        assert bound <= optimum + 1e-6, (core, stats)
