@@ -37,7 +37,7 @@ from placer.schedule import Schedule, Solution, retime
 
 __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
-FIRST_PASS_SHARE = 0.4  # of the component time; the rest goes to the largest remaining gaps
+FIRST_PASS_SHARE = 0.25  # of the component time; the rest goes to the largest remaining gaps
 
 
 @dataclass
@@ -485,16 +485,19 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         total -= sizes[c]
         solved[c] = _solve_component(problem, dec, dec.components[c], share, budget, hint,
                                      representatives=representatives)
-    # second pass: the components with the largest absolute gaps (times their copies) get the rest
-    open_gaps = sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
-                       if not a.optimal and a.objective_ms - a.bound_ms > 0)
-    gap_total = sum(g for g, _ in open_gaps)
-    for gap, c in reversed(open_gaps):
+    # then, while time is left, the component with the largest absolute gap (times its
+    # copies) is solved again from its answer, each time with twice the time it last had:
+    # cheap proofs come first, and on a loaded machine the hard components still get time
+    last = {c: first_pass_s * sizes[c] / max(1, sum(sizes[x] for x in distinct)) for c in distinct}
+    while True:
         remaining = time_limit_s - (budget.spent() - began)
-        if remaining < 0.2 or gap_total <= 0:
+        open_gaps = [((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
+                     if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms)]
+        if remaining < 0.2 or not open_gaps:
             break
-        share = max(0.1, remaining * gap / gap_total)
-        gap_total -= gap
+        _, c = max(open_gaps)
+        share = min(remaining, max(0.5, 2 * last[c]))
+        last[c] = share
         again = _solve_component(problem, dec, dec.components[c], share, budget, solved[c],
                                  representatives=representatives)
         if again.device_of_group:
@@ -502,6 +505,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             if again.objective_ms > solved[c].objective_ms:
                 again.device_of_group, again.local_start_ms = solved[c].device_of_group, solved[c].local_start_ms
                 again.objective_ms = solved[c].objective_ms
+            again.optimal = again.optimal or again.objective_ms - again.bound_ms <= 1e-9 * max(1.0, again.objective_ms)
             solved[c] = again
         else:
             solved[c].bound_ms = max(solved[c].bound_ms, again.bound_ms)
