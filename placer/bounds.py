@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,10 +20,17 @@ import numpy as np
 from placer.model import Problem
 
 __all__ = [
-    "lower_bound_ms", "bound_breakdown", "critical_path_ms", "communication_bound_ms", "work_bound_ms",
+    "bound_breakdown",
+    "communication_bound_ms",
+    "critical_path_ms",
+    "lower_bound_ms",
+    "work_bound_ms",
 ]
 
-_MAX_FRONT = 256  # points kept per state of the paired-chains dynamic programme
+_MAX_FRONT = 32  # exit pairs kept per block end in the paired-chains dynamic programme
+_MAX_STATES = 200_000  # states it may visit per target: beyond, it gives up (no bound, never a wrong one)
+_MIN_PAIRED_SHARE = 0.05  # mates lighter than this share of the path's work hardly matter: skipped
+_MAX_PAIRED_PATH = 3000  # longer paths are skipped (its block table grows with the square)
 
 
 def bound_breakdown(problem: Problem) -> dict[str, float]:
@@ -41,8 +48,8 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
         "group_packing": _group_packing_ms(problem),
         "group_machine": _group_machine_ms(problem, c),
         "path_blocks": _path_blocks_ms(problem, c, path),
-        "paired_chains": _paired_chains_ms(problem, c),
     }
+    named["paired_chains"] = _paired_chains_ms(problem, c, max(named.values()))
     return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}
 
 
@@ -289,20 +296,20 @@ class _Path:
                            dtype=np.int64)
         return cls(ops, group, prev_same, next_same, memory, devices)
 
-    def blocks_from(self, i: int, capacity: float) -> np.ndarray:
-        """Mask over k >= i: may p_i..p_k form a block, i.e. share a device while p_{i-1} and
-        p_{k+1} sit elsewhere? Their groups may not recur inside it, and the block's groups
-        must fit on one device they may all use."""
+    def blocks_from(self, i: int, capacity: float) -> tuple[np.ndarray, np.ndarray]:
+        """Masks over k >= i: may p_i..p_k form a block, i.e. share a device while p_{i-1}
+        and p_{k+1} sit elsewhere? Their groups may not recur inside it, and the block's
+        groups must fit on one device they may all use. Second mask: the conditions that,
+        once broken, stay broken for every longer block."""
         n = len(self.ops)
         ks = np.arange(i, n)
         first = self.prev_same[i:] < i
-        ok = np.cumsum(np.where(first, self.memory[i:], 0.0)) <= capacity
-        ok &= np.bitwise_and.accumulate(np.where(self.devices[i:] == 0, -1, self.devices[i:])) != 0
+        lasting = np.cumsum(np.where(first, self.memory[i:], 0.0)) <= capacity
+        lasting &= np.bitwise_and.accumulate(np.where(self.devices[i:] == 0, -1, self.devices[i:])) != 0
         if i > 0:
-            ok &= ks < self.next_same[i - 1]
+            lasting &= ks < self.next_same[i - 1]
         following = np.append(self.prev_same[i + 1:], -1)
-        ok &= following < i
-        return ok
+        return lasting & (following < i), lasting
 
 
 def _largest_capacity(problem: Problem) -> float:
@@ -360,37 +367,53 @@ def _path_blocks_ms(problem: Problem, c: _Costs, ops: list[int]) -> float:
         first = p.prev_same[j + 1:] <= j
         work_after = np.cumsum(np.where(first, after[p.group[j + 1:]], 0.0))
         options = np.maximum(delay[j] + chain[ks + 1] - chain[j + 1] + value[ks], work_after)
-        options[~p.blocks_from(j + 1, capacity)] = np.inf
+        options[~p.blocks_from(j + 1, capacity)[0]] = np.inf
         value[j] = max(options.min(), c.tail[ops[j]])
     ks = np.arange(n)
     group_work = np.array([_group_work_ms(problem, g) for g in range(len(problem.groups))])
     total = np.cumsum(np.where(p.prev_same < 0, group_work[p.group], 0.0))
     reach = np.maximum(c.head[ops[0]] + chain[1:], np.array([c.head[k] for k in ops]) + fastest)
     options = np.maximum(reach + value, total)
-    options[~p.blocks_from(0, capacity)] = np.inf
+    options[~p.blocks_from(0, capacity)[0]] = np.inf
     return float(options.min())
 
 
 # --- two chains through the same groups ---------------------------------------------------
 
 
-def _paired_chains_ms(problem: Problem, c: _Costs) -> float:
-    """The best paired-chains bound over a few candidate paths (see `_pair_bound_ms`)."""
+def _paired_chains_ms(problem: Problem, c: _Costs, known_ms: float) -> float:
+    """The best paired-chains bound (see `_Pair.bound_ms`) over two candidate paths: the
+    critical path, and the longest path when each op also counts its heaviest mate."""
     mate = _heaviest_mates(problem, c)
     if all(m < 0 for m in mate):
         return 0.0
     merged = [c.fastest[k] + (c.fastest[mate[k]] if mate[k] >= 0 else 0.0) for k in range(problem.n_ops)]
-    return max(_pair_bound_ms(problem, c, _critical_path(problem, w), mate) for w in (c.fastest, merged))
+    best = 0.0
+    for weights in (c.fastest, merged):
+        pair = _Pair.of(problem, c, _critical_path(problem, weights), mate)
+        if pair is None:
+            continue
+        for slack in _SLACKS:  # a low target prunes most states; raise it while it binds
+            target = max(known_ms, best) * (1 + slack)
+            value = pair.bound_ms(target)
+            if value < target:
+                break
+        best = max(best, value)
+    return best
+
+
+_SLACKS = (0.02, 0.1, 0.5)
 
 
 def _heaviest_mates(problem: Problem, c: _Costs) -> list[int]:
     """Per op, the longest other op of its group, -1 when alone."""
     mate = [-1] * problem.n_ops
     for ops in problem.groups:
+        if len(ops) < 2:
+            continue
+        ranked = sorted(ops, key=lambda x: (-c.fastest[x], x))
         for k in ops:
-            others = [x for x in ops if x != k]
-            if others:
-                mate[k] = max(others, key=lambda x: (c.fastest[x], -x))
+            mate[k] = ranked[1] if k == ranked[0] else ranked[0]
     return mate
 
 
@@ -408,78 +431,127 @@ def _mate_chain(problem: Problem, ops: list[int], mate: list[int]) -> list[int]:
     return kept
 
 
-def _pair_bound_ms(problem: Problem, c: _Costs, ops: list[int], mate: list[int]) -> float:
-    """Two chains through the same groups: a path p_0..p_{L-1} and a chain of mates m_i in
-    p_i's group (same device as p_i). Relax everything else away: a two-job shop whose
-    machines are the blocks of consecutive path positions on one device (see
-    `_path_blocks_ms`); between blocks each chain pays its edge's cheapest delay.
+@dataclass(frozen=True)
+class _Pair:
+    """Two chains through the same groups: a path p_0..p_{L-1} (job A) and a chain of
+    mates m_i in p_i's group (job B), with what `bound_ms` needs as numpy arrays."""
 
-    In a block entered by the chains at eA and eB with work A and B, each leaves no earlier
-    than its entry plus its work, and one device does both, so the later one leaves no
-    earlier than the one-machine completion (preemption allowed, which only helps). Of
-    the exit pairs (xA, xB), only the two corners of that L-shaped region are kept; a
-    dynamic programme over block ends keeps a Pareto front of exit pairs, merging
-    neighbours into their componentwise minimum when it grows (a lower point: still
-    valid). Entries are also at least the ops' heads, and the end adds the tails.
-    """
-    chain = _mate_chain(problem, ops, mate)
-    if all(m < 0 for m in chain):
-        return 0.0
-    n = len(ops)
-    p = _Path.of(problem, ops)
-    capacity = _largest_capacity(problem)
-    a = np.array([c.fastest[k] for k in ops])
-    b = np.array([c.fastest[m] if m >= 0 else 0.0 for m in chain])
-    cum_a = np.concatenate([[0.0], np.cumsum(a)])
-    cum_b = np.concatenate([[0.0], np.cumsum(b)])
-    head_a = np.array([c.head[k] for k in ops])
-    head_b = np.array([c.head[m] if m >= 0 else 0.0 for m in chain])
-    # delays into position i when a block starts there (mates: only from a mate at i - 1,
-    # the one certainly in the neighbouring block)
-    delay_a = np.array([0.0] + [_edge_delay(problem, c, ops[i - 1], ops[i]) for i in range(1, n)])
-    delay_b = np.array([0.0] + [_edge_delay(problem, c, chain[i - 1], chain[i]) if min(chain[i - 1], chain[i]) >= 0
-                                else 0.0 for i in range(1, n)])
-    delay_a[~np.isfinite(delay_a)] = 0.0
-    delay_b[~np.isfinite(delay_b)] = 0.0
-    feasible = np.zeros((n + 1, n), dtype=bool)  # feasible[i, k]: p_i..p_k may form a block
-    for i in range(n):
-        feasible[i, i:] = p.blocks_from(i, capacity)
-    # states: exit pairs after a block that ends at position end - 1; start with "nothing done"
-    xa, xb, start = np.array([0.0]), np.array([0.0]), np.array([0], dtype=np.int64)
-    front: list[tuple[np.ndarray, np.ndarray]] = []
-    for end in range(1, n + 1):
-        ok = feasible[start, end - 1]
-        i, fa, fb = start[ok], xa[ok], xb[ok]
-        ea = np.maximum(fa + np.where(i > 0, delay_a[i], 0.0), head_a[i])
-        eb = np.maximum(fb + np.where(i > 0, delay_b[i], 0.0), head_b[i])
-        work_a = cum_a[end] - cum_a[i]
-        work_b = cum_b[end] - cum_b[i]
-        both = np.where(ea <= eb, np.maximum(ea + work_a + work_b, eb + work_b),
-                        np.maximum(eb + work_a + work_b, ea + work_a))
-        pa = np.concatenate([ea + work_a, np.maximum(both, ea + work_a)])
-        pb = np.concatenate([np.maximum(both, eb + work_b), eb + work_b])
-        pa, pb = _pareto(pa, pb)
-        front.append((pa, pb))
-        xa = np.concatenate([xa, pa])
-        xb = np.concatenate([xb, pb])
-        start = np.concatenate([start, np.full(len(pa), end, dtype=np.int64)])
-    last_mate = max(i for i, m in enumerate(chain) if m >= 0)
-    fa, fb = front[-1]
-    if not len(fa):
-        return 0.0
-    return float(np.min(np.maximum(fa + c.tail[ops[-1]], fb + c.tail[chain[last_mate]])))
+    work_a: np.ndarray    # prefix sums of the durations, L + 1 entries
+    work_b: np.ndarray
+    head_a: np.ndarray    # head of the op at position i (0 where B has no op)
+    head_b: np.ndarray
+    delay_a: np.ndarray   # into position i when a block starts there
+    delay_b: np.ndarray
+    tail_a: float         # tail of each job's last op
+    tail_b: float
+    feasible: np.ndarray  # feasible[i, k]: positions i..k may form a block
+    lasting: np.ndarray   # lasting[i]: the first block end k at which i..k and every longer block fail
+
+    @classmethod
+    def of(cls, problem: Problem, c: _Costs, ops: list[int], mate: list[int]) -> _Pair | None:
+        if len(ops) > _MAX_PAIRED_PATH:
+            return None
+        chain = _mate_chain(problem, ops, mate)
+        paired_ms = sum(c.fastest[m] for m in chain if m >= 0)
+        if paired_ms <= _MIN_PAIRED_SHARE * sum(c.fastest[k] for k in ops):
+            return None
+        n = len(ops)
+        path = _Path.of(problem, ops)
+        capacity = _largest_capacity(problem)
+        feasible = np.zeros((n, n), dtype=bool)
+        lasting = np.full(n, n, dtype=np.int64)
+        for i in range(n):
+            feasible[i, i:], fits = path.blocks_from(i, capacity)
+            broken = np.flatnonzero(~fits)
+            lasting[i] = i + broken[0] if len(broken) else n
+        # a block starting at i follows one that ends at i - 1: each chain pays its edge's
+        # cheapest delay (for B only from a mate at i - 1, the one surely next door)
+        delay_a = [0.0] + [_edge_delay(problem, c, ops[i - 1], ops[i]) for i in range(1, n)]
+        delay_b = [0.0] + [_edge_delay(problem, c, chain[i - 1], chain[i]) if min(chain[i - 1], chain[i]) >= 0
+                           else 0.0 for i in range(1, n)]
+        last_mate = [m for m in chain if m >= 0][-1]
+        return cls(
+            work_a=np.concatenate([[0.0], np.cumsum([c.fastest[k] for k in ops])]),
+            work_b=np.concatenate([[0.0], np.cumsum([c.fastest[m] if m >= 0 else 0.0 for m in chain])]),
+            head_a=np.array([c.head[k] for k in ops]),
+            head_b=np.array([c.head[m] if m >= 0 else 0.0 for m in chain]),
+            delay_a=np.nan_to_num(np.array(delay_a), posinf=0.0),
+            delay_b=np.nan_to_num(np.array(delay_b), posinf=0.0),
+            tail_a=c.tail[ops[-1]], tail_b=c.tail[last_mate], feasible=feasible, lasting=lasting,
+        )
+
+    def bound_ms(self, target_ms: float) -> float:
+        """min(target, the two-job shop bound); states that cannot end below the target are
+        dropped, which is what keeps long chains fast.
+
+        Relax everything but the two chains: a two-job shop whose machines are the blocks of
+        consecutive positions on one device (see `_path_blocks_ms`); between blocks each
+        chain pays its edge's cheapest delay. A block entered at eA and eB with work wA and
+        wB is left no earlier than eA + wA and eB + wB, and as one device does both, the
+        later leaves no earlier than their one-machine completion (preemption allowed,
+        which only helps). Of that L-shaped region of exit pairs only its two corners are
+        kept. A dynamic programme over block ends keeps a Pareto front of exit pairs; when
+        the front grows, neighbours merge into their componentwise minimum (a point below
+        them: still valid). Entries are at least the ops' heads, the end adds the tails.
+        A state's exits plus the rest of each chain plus its tail only grow as its block
+        grows, so once both corners reach the target the state is dropped; every
+        completion through it would end at or above the target, hence the min.
+        """
+        n = len(self.head_a)
+        wa, wb = self.work_a, self.work_b
+        rest_a, rest_b = wa[-1] + self.tail_a, wb[-1] + self.tail_b
+        start = np.zeros(1, dtype=np.int64)  # pool of blocks being grown: start, entries
+        ea = np.array([self.head_a[0]])
+        eb = np.array([self.head_b[0]])
+        front = max(4, min(_MAX_FRONT, 4000 // n))
+        visited = 0
+        for end in range(1, n + 1):
+            visited += len(start)
+            if visited > _MAX_STATES:
+                return 0.0
+            ok = self.feasible[start, end - 1]
+            s, a, b = start[ok], ea[ok], eb[ok]
+            block_a, block_b = wa[end] - wa[s], wb[end] - wb[s]
+            both = np.where(a <= b, np.maximum(a + block_a + block_b, b + block_b),
+                            np.maximum(b + block_a + block_b, a + block_a))
+            xa = np.concatenate([a + block_a, np.maximum(both, a + block_a)])
+            xb = np.concatenate([np.maximum(both, b + block_b), b + block_b])
+            if end == n:
+                return float(min(target_ms, np.min(np.maximum(xa + self.tail_a, xb + self.tail_b), initial=np.inf)))
+            # drop states that cannot end below the target, then add those entering the next block
+            a_done, b_done = ea + wa[-1] - wa[start], eb + wb[-1] - wb[start]
+            block_a, block_b = wa[end] - wa[start], wb[end] - wb[start]
+            both = np.where(ea <= eb, np.maximum(ea + block_a + block_b, eb + block_b),
+                            np.maximum(eb + block_a + block_b, ea + block_a))
+            a_first = np.maximum(a_done + self.tail_a, np.maximum(both + rest_b - wb[end], b_done + self.tail_b))
+            b_first = np.maximum(np.maximum(both + rest_a - wa[end], a_done + self.tail_a), b_done + self.tail_b)
+            keep = (np.minimum(a_first, b_first) < target_ms) & (self.lasting[start] > end)
+            xa, xb = _pareto(*_below(xa, xb, rest_a - wa[end], rest_b - wb[end], target_ms), front)
+            start = np.concatenate([start[keep], np.full(len(xa), end, dtype=np.int64)])
+            ea = np.concatenate([ea[keep], np.maximum(xa + self.delay_a[end], self.head_a[end])])
+            eb = np.concatenate([eb[keep], np.maximum(xb + self.delay_b[end], self.head_b[end])])
+        return target_ms
 
 
-def _pareto(xa: np.ndarray, xb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The minimal points of a set of pairs, at most _MAX_FRONT of them: when more, runs
-    of neighbours are replaced by their componentwise minimum (a point below them all)."""
+def _below(xa: np.ndarray, xb: np.ndarray, rest_a: float, rest_b: float, target_ms: float
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Exit pairs from which the rest of both chains can still end below the target."""
+    keep = np.maximum(xa + rest_a, xb + rest_b) < target_ms
+    return xa[keep], xb[keep]
+
+
+def _pareto(xa: np.ndarray, xb: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """The minimal points of a set of pairs, at most `size` of them: when more, runs of
+    neighbours are replaced by their componentwise minimum (a point below them all)."""
     if not len(xa):
         return xa, xb
     order = np.lexsort((xb, xa))
     xa, xb = xa[order], xb[order]
     keep = xb < np.concatenate([[np.inf], np.minimum.accumulate(xb)[:-1]])
     xa, xb = xa[keep], xb[keep]
-    if len(xa) > _MAX_FRONT:
-        cuts = np.linspace(0, len(xa), _MAX_FRONT + 1).astype(int)[:-1]
+    if len(xa) > size:  # runs of equal length along the staircase, so no merge loses much
+        along = (xa - xa[0]) + (xb[0] - xb)
+        bins = np.minimum((along * (size / along[-1])).astype(np.int64), size - 1)
+        cuts = np.flatnonzero(np.diff(bins, prepend=-1))
         xa, xb = np.minimum.reduceat(xa, cuts), np.minimum.reduceat(xb, cuts)
     return xa, xb

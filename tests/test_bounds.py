@@ -16,7 +16,11 @@ from typing import Any
 import pytest
 
 from placer.bounds import (
-    bound_breakdown, communication_bound_ms, critical_path_ms, lower_bound_ms, work_bound_ms,
+    bound_breakdown,
+    communication_bound_ms,
+    critical_path_ms,
+    lower_bound_ms,
+    work_bound_ms,
 )
 from placer.model import Problem, build_problem
 from placer.schema import parse_graph, parse_hardware
@@ -99,6 +103,42 @@ def test_no_bound_exceeds_the_exhaustive_optimum(seed: int) -> None:
     breakdown = bound_breakdown(_problem(g, hw))
     for name, value in breakdown.items():
         assert math.isfinite(value) and value <= optimum + TOL, (name, value, optimum)
+
+
+def _mirror_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
+    """Forward and backward copies of a small DAG, op i of each copy in group i (the msr
+    layer graphs' shape); sometimes an edge from forward to backward, a pin or memory."""
+    rng = random.Random(seed)
+    m = rng.choice([2, 2, 3])
+    k = rng.randint(2, 3 if m == 3 else 4)
+    shape = [(u, v) for u in range(k) for v in range(u + 1, k) if v == u + 1 or rng.random() < 0.3]
+    work = [float(rng.randint(0, 5)) for _ in range(2 * k)]
+    edges = sorted([(u, v, rng.choice([0, 1, 2]) * 1_000_000) for u, v in shape]
+                   + [(k + u, k + v, rng.choice([0, 1, 2]) * 1_000_000) for u, v in shape]
+                   + ([(k - 1, k, 1_000_000)] if rng.random() < 0.3 else []))
+    pin = rng.randrange(k) if rng.random() < 0.2 else None
+    memory = [rng.choice([1, 2]) for _ in range(2 * k)] if rng.random() < 0.3 else [0] * (2 * k)
+    capacity = max(sum(memory) // m + 2, 4) if any(memory) else None
+    ops = [{"id": f"o{i}", "time_ms": work[i], "group": f"g{i % k}", "memory_bytes": memory[i],
+            **({"device": "gpu0"} if i % k == pin else {})} for i in range(2 * k)]
+    g = {"format": "placer.graph/v1", "name": f"mirror-{seed}", "ops": ops,
+         "edges": [{"src": f"o{u}", "dst": f"o{v}", "bytes": b} for u, v, b in edges]}
+    hw = fully_connected(m, **({"memory_bytes": capacity} if capacity else {}))
+    times = [[work[i] if i % k != pin or d == 0 else FORBIDDEN_MS for d in range(m)] for i in range(2 * k)]
+    tables = {"times": times, "edges": edges, "delay": lambda size, a, b: size / 1e6,
+              "groups": [[i, k + i] for i in range(k)], "memory": memory if capacity else (),
+              "capacity": [capacity] * m if capacity else ()}
+    return g, hw, tables
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_no_bound_exceeds_the_optimum_of_forward_backward_copies(seed: int) -> None:
+    g, hw, t = _mirror_case(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    if optimum is None:
+        pytest.skip("no placement fits memory")
+    for name, value in bound_breakdown(_problem(g, hw)).items():
+        assert value <= optimum + TOL, (name, value, optimum)
 
 
 def _classic(path: Path) -> tuple[Problem, float]:
@@ -222,9 +262,9 @@ def test_paths_split_into_blocks_respect_memory() -> None:
     assert b["path_blocks"] == pytest.approx(11.0)
 
 
-def test_a_2500_op_graph_is_bounded_quickly() -> None:
-    """Layered training-like graph (forward chain of blocks, mirrored backward, groups of
-    two): every bound within 2 s."""
+def test_a_2500_op_training_graph_is_bounded_quickly() -> None:
+    """Layered training-like graph (forward layers of five ops, the backward pass in
+    reverse, groups of two): every bound within 2 s."""
     rng = random.Random(3)
     ops, edges, groups = [], [], {}
     width, depth = 5, 250
@@ -243,6 +283,24 @@ def test_a_2500_op_graph_is_bounded_quickly() -> None:
                 edges.append((f"b{layer + 1}_{j}", f"b{layer}_{j}", 2_000_000))
     problem = _problem(_with_groups(graph(ops, edges), groups), fully_connected(4, bandwidth_gb_per_s=25.0))
     assert problem.n_ops == 2500
+    start = time.perf_counter()
+    b = bound_breakdown(problem)
+    assert time.perf_counter() - start < 2.0
+    assert max(b.values()) >= b["critical_path"] > 0
+
+
+def test_2500_op_forward_backward_copies_are_bounded_quickly() -> None:
+    """Two 1,250-op chains with skips, op i of each in group i (the msr layer graphs' shape,
+    the paired chains' worst case): every bound within 2 s."""
+    rng = random.Random(5)
+    ops, edges, groups = [], [], {}
+    for i in range(1250):
+        ops += [(f"f{i}", rng.uniform(0.1, 5.0)), (f"b{i}", rng.uniform(0.1, 8.0))]
+        groups[f"f{i}"] = groups[f"b{i}"] = f"g{i}"
+        for j in {i - 1, i - rng.randint(1, 4)} - {-1, -2, -3, -4}:
+            size = rng.randint(1, 50) * 1_000_000
+            edges += [(f"f{j}", f"f{i}", size), (f"b{j}", f"b{i}", size)]
+    problem = _problem(_with_groups(graph(ops, edges), groups), fully_connected(4, bandwidth_gb_per_s=25.0))
     start = time.perf_counter()
     b = bound_breakdown(problem)
     assert time.perf_counter() - start < 2.0
