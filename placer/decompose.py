@@ -63,12 +63,47 @@ def _head_lengths(problem: Problem) -> tuple[list[float], float]:
     return finish, max(finish, default=0.0)
 
 
-def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
-    """Find the time cuts of the graph without its dangling sinks (None if fewer than min_cuts)."""
+def _tail_lengths(problem: Problem) -> list[float]:
+    """Per op, the longest path from its start to the end at the fastest durations."""
+    tail = [0.0] * problem.n_ops
+    for k in reversed(range(problem.n_ops)):
+        after = max((tail[problem.edges[i].dst] for i in problem.succs[k]), default=0.0)
+        tail[k] = problem.min_time_ms(k) + after
+    return tail
+
+
+def _dangling(problem: Problem) -> list[int]:
+    """Ops off every longest path whose successors are all dangling (weight updates and the
+    weight gradients feeding only them), or whose predecessors are all dangling (weights,
+    and their transposes). The two kinds never meet by an edge from the first to the second,
+    which is why sinks go after and sources before the rest of their device's order."""
     n = problem.n_ops
     finish, length = _head_lengths(problem)
-    dangling = [k for k in range(n) if not problem.succs[k] and finish[k] < length * (1 - 1e-9)
-                and len(problem.preds[k]) >= 1]
+    tail = _tail_lengths(problem)
+
+    def slack(k: int) -> bool:
+        return finish[k] - problem.min_time_ms(k) + tail[k] < length * (1 - 1e-9)
+
+    sink_side = [False] * n
+    for k in reversed(range(n)):
+        sink_side[k] = bool(problem.preds[k]) and slack(k) and all(
+            sink_side[problem.edges[i].dst] for i in problem.succs[k])
+    source_side = [False] * n
+    for k in range(n):
+        source_side[k] = not sink_side[k] and bool(problem.succs[k]) and slack(k) and all(
+            source_side[problem.edges[i].src] for i in problem.preds[k])
+    return [k for k in range(n) if sink_side[k] or source_side[k]]
+
+
+def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
+    """Find the time cuts of the graph without its dangling ops (None if fewer than min_cuts).
+
+    Dangling ops are sinks off the critical path (weight updates) and sources off it
+    (weights and constants that operator-level graphs list as ops feeding both the forward
+    and the backward pass): left in, every one of them would run beside everything and no
+    op would be a cut."""
+    n = problem.n_ops
+    dangling = _dangling(problem)
     is_dangling = [False] * n
     for k in dangling:
         is_dangling[k] = True
@@ -87,7 +122,8 @@ def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
         bits = 0
         for i in problem.preds[k]:
             u = problem.edges[i].src
-            bits |= anc[u] | (1 << u)
+            if not is_dangling[u]:
+                bits |= anc[u] | (1 << u)
         anc[k] = bits
     total = len(core)
     cuts = [k for k in core if (anc[k] | desc[k]).bit_count() == total - 1]
@@ -383,24 +419,44 @@ def orbit_representatives(problem: Problem) -> list[int]:
 
 
 def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], order: list[list[int]]) -> Solution:
-    """Place dangling sinks with their group (or main input) and slot them into idle gaps."""
+    """Place dangling ops with their group (or, for a group of dangling ops only, beside the
+    neighbour they exchange the most bytes with) and slot them into idle gaps: a sink after
+    its inputs arrive, a source before its first consumer on its device."""
     dangling = set(dec.dangling)
+    sources: list[int] = []
+    sinks: list[int] = []
+    heads: list[list[int]] = [[] for _ in problem.devices]
     for k in dec.dangling:
         g = problem.group[k]
         mates = [x for x in problem.groups[g] if x not in dangling]
+        placed = [x for x in problem.groups[g] if x in dangling and device[x] >= 0 and x != k]
         if mates:
             device[k] = device[mates[0]]
+        elif placed:
+            device[k] = device[placed[0]]
         else:
-            main = max(problem.preds[k], key=lambda i: problem.edges[i].size_bytes)
-            device[k] = device[problem.edges[main].src]
+            links = [(problem.edges[i].size_bytes, problem.edges[i].src) for i in problem.preds[k]]
+            links += [(problem.edges[i].size_bytes, problem.edges[i].dst) for i in problem.succs[k]]
+            neighbours = [x for _, x in sorted(links, reverse=True) if x not in dangling] or [x for _, x in links]
+            device[k] = device[neighbours[0]] if neighbours and device[neighbours[0]] >= 0 else -1
             if device[k] not in problem.allowed[g]:
                 device[k] = problem.allowed[g][0]
+        before = all(problem.edges[i].src in dangling for i in problem.preds[k]) and not all(
+            problem.edges[i].dst in dangling for i in problem.succs[k])
+        (sources if before else sinks).append(k)
+    for k in sources:  # ascending: a source's dangling inputs come first
+        heads[device[k]].append(k)
+    for k in sinks:
         order[device[k]].append(k)
+    for d in range(problem.n_devices):
+        order[d] = heads[d] + order[d]
     sol = Solution(device=device, order=order)
     sched = retime(problem, sol)
     for k in sorted(dec.dangling):
         d = device[k]
         seq = [x for x in order[d] if x != k]
+        consumers = {problem.edges[i].dst for i in problem.succs[k]}
+        limit = next((j for j, x in enumerate(seq) if x in consumers), len(seq))
         ready = max((sched.end_ms[problem.edges[i].src] + problem.delay_ms(problem.edges[i], device[problem.edges[i].src], d)
                      for i in problem.preds[k]), default=0.0)
         ends = [sched.end_ms[x] for x in seq]
@@ -410,6 +466,9 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
         while pos < len(seq) and t + dur > sched.start_ms[seq[pos]] + 1e-12:
             t = max(t, sched.end_ms[seq[pos]])
             pos += 1
+        if pos > limit:  # no gap before its first consumer: go right before it
+            pos = limit
+            t = max(ready, sched.end_ms[seq[pos - 1]] if pos > 0 else 0.0)
         seq.insert(pos, k)
         order[d] = seq
         sched.start_ms[k], sched.end_ms[k] = t, t + dur
