@@ -18,6 +18,7 @@ import time
 from typing import Any
 
 from solvers.base import SolverRun
+from solvers.registry import Limits, get_backend
 
 __all__ = ["WORK_PER_SECOND", "Budget"]
 
@@ -49,15 +50,12 @@ class Budget:
         return max(0.0, self.limit_s - self.spent())
 
     def solve_cpsat(self, model: Any, seconds: float, **options: Any) -> tuple[SolverRun, Any]:
-        """Run CP-SAT for at most `seconds` of this budget (never past what is left)."""
-        from solvers.cpsat import solve_cpsat
-
+        """Run CP-SAT for at most `seconds` of this budget (never past what is left);
+        `options` are further `solvers.registry.Limits` fields."""
         seconds = max(0.01, min(seconds, self.remaining()))
-        if self.deterministic:
-            run, solver = solve_cpsat(model, seconds * WORK_PER_SECOND, threads=1, seed=self.seed,
-                                      deterministic=True, **options)
-        else:
-            run, solver = solve_cpsat(model, seconds, threads=self.threads, seed=self.seed, **options)
+        limit = seconds * WORK_PER_SECOND if self.deterministic else seconds
+        run, solver = get_backend("cpsat").solve(model, Limits(
+            limit, threads=self.threads, seed=self.seed, deterministic=self.deterministic, **options))
         self.work += run.work
         self.solves += 1
         return run, solver

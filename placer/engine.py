@@ -33,6 +33,7 @@ from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry, Tr
 from placer.simulator import simulate_problem
 from placer.validate import check_result
 from solvers import SolverRun, SolveStatus, available_solvers
+from solvers.registry import Backend, Limits, get_backend
 
 __all__ = ["EXACT_SOLVERS", "HEURISTICS", "PlaceOptions", "Progress", "Strategy", "available_solvers", "place"]
 
@@ -369,7 +370,8 @@ def place(
             run.extra["proof"] = "a heuristic meets the lower bound"
             return run.finish()
 
-    if options.solver == "cpsat":
+    backend = get_backend(options.solver)
+    if backend.model == "cp":
         decomposed = _try_decomposition(run) if options.coarsen != "force" else False
         if run.proven(run.best):
             run.extra["proof"] = "the series decomposition meets its bound"
@@ -395,8 +397,9 @@ def place(
         if polish_share > 0 and not run.proven(run.best):
             _improve_by_moves(run, seconds=run.budget.remaining())
     else:
-        solver_run = _solve_milp(run)
+        solver_run = _solve_milp(run, backend)
     run.extra["solver_status"] = solver_run.status.value
+    run.extra["solver_reason"] = solver_run.reason
     run.extra["solver_wall_s"] = solver_run.wall_s
 
     if solver_run.status is SolveStatus.INFEASIBLE:
@@ -570,9 +573,8 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     return solver_run
 
 
-def _solve_milp(run: _Run) -> SolverRun:
+def _solve_milp(run: _Run, backend: Backend) -> SolverRun:
     from placer.formulations.milp import build_milp
-    from solvers.pulp_milp import solve_milp
 
     p, options, best = run.problem, run.options, run.best
     built = time.perf_counter()
@@ -582,10 +584,8 @@ def _solve_milp(run: _Run) -> SolverRun:
     remaining = max(1.0, run.budget.remaining())
     run.report(f"{options.solver}: solving the DLPlacer MILP ({f.stats['variables']} variables, "
                f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
-    solver_run = solve_milp(
-        f.prob, options.solver, remaining, threads=options.threads,
-        relative_gap=options.relative_gap, warm_start=best is not None,
-    )
+    solver_run, _ = backend.solve(f.prob, Limits(remaining, threads=options.threads,
+                                                 relative_gap=options.relative_gap, warm_start=best is not None))
     if not solver_run.has_solution:
         return solver_run
     try:

@@ -29,6 +29,14 @@ class SolverRun:
     work: float = 0.0     # the solver's deterministic time (CP-SAT), the same on any load
 
     @property
+    def reason(self) -> str:
+        """Why the solver stopped."""
+        if self.killed:
+            return "killed at the hard deadline"
+        return {SolveStatus.OPTIMAL: "proven optimal", SolveStatus.INFEASIBLE: "proven infeasible"}.get(
+            self.status, "limit reached")
+
+    @property
     def has_solution(self) -> bool:
         return self.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
 
