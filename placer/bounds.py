@@ -7,6 +7,18 @@ Shared ingredients, each a lower bound whatever the placement: an op's fastest t
 a device its group may use; an edge's cheapest delay over device pairs its two groups may
 use (no pair: the ends always share a device); per op a head (earliest start) and a tail
 (time from its end to the makespan) that charge communication where parallelism needs it.
+
+The named bounds:
+
+- critical_path: the longest path, no communication.
+- communication: head + op + tail, maximised over ops (`_releases`).
+- work, largest_group, pinned: total work / devices, the heaviest group, the pinned load.
+- group_packing: groups as indivisible jobs on the devices.
+- group_machine: each group's ops on one machine, with their heads and tails.
+- path_blocks: the critical path split into runs on one device; each run's device also
+  runs the rest of the run's groups, each split pays a transfer.
+- paired_chains: two chains through the same groups (a layer's forward and backward
+  copies) as a two-job shop over those runs.
 """
 from __future__ import annotations
 
