@@ -31,7 +31,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from placer.budget import Budget
-from placer.formulations.cpsat_model import _pick_tick, _ticks, add_symmetry_breaking
+from placer.formulations.cpsat_model import (
+    _pick_tick,
+    _ticks,
+    add_energy,
+    add_memory,
+    add_no_overlap,
+    add_op,
+    add_placement,
+    add_precedence,
+    add_symmetry_breaking,
+)
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, retime
 
@@ -268,9 +278,10 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         worst_rounding[key[0]] = max(worst_rounding[key[0]], delay_ticks[key] * tick - x)
 
     m = cp_model.CpModel()
-    lit = {g: {d: m.new_bool_var(f"p_{g}_{d}") for d in problem.allowed[g]} for g in groups}
-    for g in groups:
-        m.add_exactly_one(lit[g].values())
+    lit = add_placement(m, problem, groups)
+    per_edge: dict[int, dict[tuple[int, int], int]] = defaultdict(dict)
+    for (i, a, b), t in delay_ticks.items():
+        per_edge[i][a, b] = t
     spans = []
     starts: dict[tuple[int, int], Any] = {}
     slack_ms = 0.0
@@ -282,39 +293,16 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             dur = {d: _ticks(problem.time_ms[k][d], tick) for d in lits}
             if not exact:
                 slack_ms += max(dur[d] * tick - problem.time_ms[k][d] for d in lits)
-            s = m.new_int_var(0, horizon, f"s_{j}_{k}")
-            if len(set(dur.values())) == 1:
-                e = s + next(iter(dur.values()))
-            else:
-                e = m.new_int_var(0, horizon + max(dur.values()), f"e_{j}_{k}")
-                m.add(e == s + sum(t * lits[d] for d, t in dur.items()))
-            for d, t in dur.items():
-                if t > 0:
-                    per_device[d].append(m.new_optional_fixed_size_interval_var(s, t, lits[d], f"i_{j}_{k}_{d}"))
-            st[k], en[k] = s, e
-            starts[j, k] = s
-        for intervals in per_device.values():
-            if len(intervals) > 1:
-                m.add_no_overlap(intervals)
-        if problem.n_devices > 1:
-            # redundant: the segment's ops at their shortest share the devices (an energetic bound)
-            shortest = {k: min(_ticks(problem.time_ms[k][d], tick) for d in lit[problem.group[k]]) for k in ops}
-            energy = [m.new_fixed_size_interval_var(st[k], t, f"c_{j}_{k}") for k, t in shortest.items() if t > 0]
-            if len(energy) > problem.n_devices:
-                m.add_cumulative(energy, [1] * len(energy), problem.n_devices)
+            st[k], en[k] = add_op(m, lits, dur, horizon, f"{j}_{k}", per_device, point_ticks=0)
+            starts[j, k] = st[k]
+        add_no_overlap(m, per_device.values())
+        add_energy(m, [st[k] for k in ops],
+                   [min(_ticks(problem.time_ms[k][d], tick) for d in lit[problem.group[k]]) for k in ops],
+                   problem.n_devices, str(j))
         for i in es:
             e = problem.edges[i]
-            m.add(st[e.dst] >= en[e.src])
-            gu, gv = problem.group[e.src], problem.group[e.dst]
-            if gu == gv:
-                continue
-            pu, pv = lit[gu], lit[gv]
-            for a in pu:
-                terms = [delay_ticks[i, a, b] * pv[b] for b in pv if b != a and delay_ticks[i, a, b] > 0]
-                if terms:
-                    ct = m.add(st[e.dst] >= en[e.src] + sum(terms))
-                    if len(pu) > 1:
-                        ct.only_enforce_if(pu[a])
+            add_precedence(m, st[e.dst], en[e.src], lit[problem.group[e.src]], lit[problem.group[e.dst]],
+                           per_edge.get(i, {}) if problem.group[e.src] != problem.group[e.dst] else {})
         if not exact:
             slack_ms += sum(worst_rounding[i] for i in es)
         if entry is not None:
@@ -327,10 +315,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             for k in ops:
                 m.add(finish >= en[k])
         spans.append(finish - begin)
-    for d, cap in enumerate(problem.capacity_bytes):
-        demand = {g: problem.group_memory_bytes(g) for g in groups if d in lit[g]}
-        if cap is not None and sum(demand.values()) > cap:
-            m.add(sum(mem * lit[g][d] for g, mem in demand.items() if mem) <= cap)
+    add_memory(m, problem, lit)
     for g, d in (fixed or {}).items():
         if g in lit:
             m.add(lit[g][d] == 1)
@@ -380,9 +365,8 @@ def _automorphism(problem: Problem, fixed: dict[int, int]) -> list[int] | None:
 
     def consistent(a: int) -> bool:
         for x in range(n):
-            if sigma[x] >= 0 and x != a:
-                if prof(names[a], names[x]) != prof(names[sigma[a]], names[sigma[x]]):
-                    return False
+            if sigma[x] >= 0 and x != a and prof(names[a], names[x]) != prof(names[sigma[a]], names[sigma[x]]):
+                return False
         return True
 
     for a, b in fixed.items():

@@ -15,7 +15,7 @@ that can lengthen the optimum, which keeps the reported lower bound honest.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -154,6 +154,79 @@ def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], p
     return added
 
 
+def add_placement(m: Any, problem: Problem, groups: Iterable[int]) -> dict[int, dict[int, Any]]:
+    """p[g, d]: group g runs on device d, exactly one per group (eq. 7)."""
+    presence = {}
+    for g in groups:
+        lits = {d: m.new_bool_var(f"p_{g}_{d}") for d in problem.allowed[g]}
+        m.add_exactly_one(lits.values())
+        presence[g] = lits
+    return presence
+
+
+def add_op(m: Any, lits: dict[int, Any], durations: dict[int, int], horizon: int, name: str,
+           per_device: dict[int, list[Any]] | list[list[Any]], point_ticks: int = 1) -> tuple[Any, Any]:
+    """Start and end of one op, and its optional interval on each device it may use.
+
+    A zero-length op is a point that must not fall strictly inside another op on its
+    device: with `point_ticks` = 1 it occupies one tick (the caller charges that tick to
+    the rounding slack); with 0 it takes no interval at all."""
+    shortest = min(durations.values())
+    s = m.new_int_var(0, max(0, horizon - shortest), f"s_{name}")
+    if len(set(durations.values())) == 1:
+        e = s + shortest
+    else:
+        e = m.new_int_var(0, horizon + max(durations.values()), f"e_{name}")
+        m.add(e == s + sum(t * lits[d] for d, t in durations.items()))
+    for d, t in durations.items():
+        size = max(t, point_ticks)
+        if size > 0:
+            per_device[d].append(m.new_optional_fixed_size_interval_var(s, size, lits[d], f"i_{name}_{d}"))
+    return s, e
+
+
+def add_no_overlap(m: Any, per_device: Iterable[list[Any]]) -> None:
+    """One op at a time on each device (eq. 12)."""
+    for intervals in per_device:
+        if len(intervals) > 1:
+            m.add_no_overlap(intervals)
+
+
+def add_energy(m: Any, starts: list[Any], shortest: list[int], n_devices: int, name: str) -> None:
+    """Redundant: the ops at their shortest durations share n_devices machines (an
+    energetic bound CP-SAT propagates and its LP uses)."""
+    fixed = [m.new_fixed_size_interval_var(s, t, f"c_{name}_{i}") for i, (s, t) in enumerate(zip(starts, shortest))
+             if t > 0]
+    if n_devices > 1 and len(fixed) > n_devices:
+        m.add_cumulative(fixed, [1] * len(fixed), n_devices)
+
+
+def add_precedence(m: Any, start_v: Any, end_u: Any, pu: dict[int, Any], pv: dict[int, Any],
+                   delay: dict[tuple[int, int], int]) -> int:
+    """v starts after u ends plus the transfer delay of the devices they run on
+    (eq. 10-11, fixed routes): one constraint per device of u, enforced by its literal.
+    Returns how many enforced constraints were added."""
+    m.add(start_v >= end_u)
+    added = 0
+    for a, on_a in pu.items():
+        terms = [delay[a, b] * pv[b] for b in pv if b != a and delay.get((a, b), 0) > 0]
+        if not terms:
+            continue
+        ct = m.add(start_v >= end_u + sum(terms))
+        if len(pu) > 1:
+            ct.only_enforce_if(on_a)
+        added += 1
+    return added
+
+
+def add_memory(m: Any, problem: Problem, presence: dict[int, dict[int, Any]]) -> None:
+    """sum of the groups' memory on each device <= its capacity (eq. 13)."""
+    for d, cap in enumerate(problem.capacity_bytes):
+        demand = {g: problem.group_memory_bytes(g) for g, lits in presence.items() if d in lits}
+        if cap is not None and sum(demand.values()) > cap:
+            m.add(sum(mem * presence[g][d] for g, mem in demand.items() if mem) <= cap)
+
+
 def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
                 redundant_cumulative: bool = True, symmetry_breaking: bool = True,
                 horizon_ms: float | None = None) -> CpSatFormulation:
@@ -201,59 +274,27 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         horizon = max(horizon, _ticks(horizon_ms, tick))
 
     m = cp_model.CpModel()
-    presence: list[dict[int, Any]] = []
-    for g, allowed in enumerate(problem.allowed):
-        lits = {d: m.new_bool_var(f"p_{g}_{d}") for d in allowed}
-        m.add_exactly_one(lits.values())
-        presence.append(lits)
+    placed = add_placement(m, problem, range(len(problem.groups)))
+    presence: list[dict[int, Any]] = [placed[g] for g in range(len(problem.groups))]
 
     start, end = [], []
     per_device: list[list[Any]] = [[] for _ in problem.devices]
     for k in range(problem.n_ops):
         lits = presence[problem.group[k]]
-        shortest = min(dur[k][d] for d in lits)
-        s = m.new_int_var(0, max(0, horizon - shortest), f"s_{k}")
-        durations = {d: dur[k][d] for d in lits}
-        if len(set(durations.values())) == 1:
-            e = s + shortest
-        else:
-            e = m.new_int_var(0, horizon, f"e_{k}")
-            m.add(e == s + sum(t * lits[d] for d, t in durations.items()))
-        for d, t in durations.items():
-            # a zero-length op is a point that must not fall strictly inside another op on its
-            # device; a one-tick interval enforces that (charged to the rounding slack below)
-            per_device[d].append(m.new_optional_fixed_size_interval_var(s, max(t, 1), lits[d], f"i_{k}_{d}"))
+        s, e = add_op(m, lits, {d: dur[k][d] for d in lits}, horizon, str(k), per_device)
         start.append(s)
         end.append(e)
-    for intervals in per_device:
-        if len(intervals) > 1:
-            m.add_no_overlap(intervals)
-    if problem.n_devices > 1 and redundant_cumulative:
-        # redundant: all ops at their shortest duration share n_devices machines (energetic bound)
-        fixed = [m.new_fixed_size_interval_var(start[k], min(dur[k][d] for d in presence[problem.group[k]]), f"c_{k}")
-                 for k in range(problem.n_ops)]
-        m.add_cumulative(fixed, [1] * len(fixed), problem.n_devices)
+    add_no_overlap(m, per_device)
+    if redundant_cumulative:
+        add_energy(m, start, [min(dur[k][d] for d in presence[problem.group[k]]) for k in range(problem.n_ops)],
+                   problem.n_devices, "all")
 
     n_enforced = 0
     for i, edge in enumerate(problem.edges):
         u, v = edge.src, edge.dst
-        m.add(start[v] >= end[u])
-        if not delay[i]:
-            continue
-        pu, pv = presence[problem.group[u]], presence[problem.group[v]]
-        for a in pu:
-            terms = [delay[i][(a, b)] * pv[b] for b in pv if b != a and delay[i][(a, b)] > 0]
-            if not terms:
-                continue
-            ct = m.add(start[v] >= end[u] + sum(terms))
-            if len(pu) > 1:
-                ct.only_enforce_if(pu[a])
-            n_enforced += 1
-
-    for d, cap in enumerate(problem.capacity_bytes):
-        demand = {g: problem.group_memory_bytes(g) for g, lits in enumerate(presence) if d in lits}
-        if cap is not None and sum(demand.values()) > cap:
-            m.add(sum(mem * presence[g][d] for g, mem in demand.items() if mem) <= cap)
+        n_enforced += add_precedence(m, start[v], end[u], presence[problem.group[u]], presence[problem.group[v]],
+                                     delay[i])
+    add_memory(m, problem, placed)
 
     cmax = m.new_int_var(0, horizon, "cmax")
     for k in range(problem.n_ops):
