@@ -61,3 +61,42 @@ def test_milp_back_ends_agree_with_cpsat(doc: dict) -> None:
         spans[solver] = r.makespan_ms
     # CP-SAT rounds non-round times up to ticks, so agreement is to the tick size
     assert max(spans.values()) - min(spans.values()) <= 1e-6 * max(1.0, max(spans.values())), spans
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(doc=dags(), n_devices=st.integers(1, 3), data=st.data())
+def test_decoding_starts_gives_back_the_schedule(doc: dict, n_devices: int, data: st.DataObject) -> None:
+    """Any schedule's start times decode (placer.schedule.solution_from_starts) to orders
+    that re-time no later, also with solver-sized noise (1e-7 ms) on every start."""
+    from placer.model import build_problem
+    from placer.schedule import Solution, retime, solution_from_starts
+
+    for op in doc["ops"]:
+        op.pop("group", None)
+    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(n_devices, latency_us=1.0)))
+    device = [data.draw(st.integers(0, n_devices - 1)) for _ in range(p.n_ops)]
+    topo = data.draw(st.permutations(range(p.n_ops)).map(lambda perm: _topological(p, perm)))
+    order = [[k for k in topo if device[k] == d] for d in range(n_devices)]
+    exact = retime(p, Solution(device=device, order=order))
+    noise = [data.draw(st.sampled_from([-1e-7, 0.0, 1e-7])) for _ in range(p.n_ops)]
+    for starts, slack in ((exact.start_ms, 1e-12), ([s + x for s, x in zip(exact.start_ms, noise)], 1e-6)):
+        decoded = retime(p, solution_from_starts(p, device, starts))
+        assert decoded.makespan_ms <= exact.makespan_ms + slack
+
+
+def _topological(p, priority: list[int]) -> list[int]:  # noqa: ANN001
+    """The topological order of p's ops that takes the ready op first in `priority`."""
+    rank = {k: i for i, k in enumerate(priority)}
+    done: list[int] = []
+    waiting = [len(p.preds[k]) for k in range(p.n_ops)]
+    ready = [k for k in range(p.n_ops) if waiting[k] == 0]
+    while ready:
+        k = min(ready, key=rank.__getitem__)
+        ready.remove(k)
+        done.append(k)
+        for i in p.succs[k]:
+            v = p.edges[i].dst
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    return done
