@@ -35,6 +35,7 @@ __all__ = [
     "bound_breakdown",
     "communication_bound_ms",
     "critical_path_ms",
+    "longest_path",
     "lower_bound_ms",
     "work_bound_ms",
 ]
@@ -50,7 +51,7 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
     if problem.n_ops == 0:
         return {"critical_path": 0.0}
     c = _Costs.of(problem)
-    path = _critical_path(problem, c.fastest)
+    path = longest_path(problem, c.fastest)
     named = {
         "critical_path": _longest_path_ms(problem, c.fastest),
         "communication": max(h + p + t for h, p, t in zip(c.head, c.fastest, c.tail)),
@@ -192,8 +193,8 @@ def _longest_path_ms(problem: Problem, time_ms: Sequence[float]) -> float:
     return max(finish, default=0.0)
 
 
-def _critical_path(problem: Problem, time_ms: Sequence[float]) -> list[int]:
-    """The ops of one longest path, in order."""
+def longest_path(problem: Problem, time_ms: Sequence[float]) -> list[int]:
+    """The ops of one longest path with these op times (no communication), in order."""
     finish = [0.0] * problem.n_ops
     via = [-1] * problem.n_ops
     for k in range(problem.n_ops):
@@ -402,7 +403,7 @@ def _paired_chains_ms(problem: Problem, c: _Costs, known_ms: float) -> float:
     merged = [c.fastest[k] + (c.fastest[mate[k]] if mate[k] >= 0 else 0.0) for k in range(problem.n_ops)]
     best = 0.0
     for weights in (c.fastest, merged):
-        pair = _Pair.of(problem, c, _critical_path(problem, weights), mate)
+        pair = _Pair.of(problem, c, longest_path(problem, weights), mate)
         if pair is None:
             continue
         for slack in _SLACKS:  # a low target prunes most states; raise it while it binds

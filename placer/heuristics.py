@@ -19,6 +19,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 
+from placer.bounds import longest_path
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 
@@ -194,23 +195,10 @@ def critical_path(problem: Problem) -> Schedule | None:
 def _path_groups(problem: Problem) -> tuple[list[int], list[float]]:
     """The critical path's colocation groups in path order, and the path time each adds."""
     fastest = [problem.min_time_ms(k) for k in range(problem.n_ops)]
-    finish = [0.0] * problem.n_ops
-    came_from = [-1] * problem.n_ops
-    for k in range(problem.n_ops):
-        start = 0.0
-        for i in problem.preds[k]:
-            u = problem.edges[i].src
-            if finish[u] > start:
-                start, came_from[k] = finish[u], u
-        finish[k] = start + fastest[k]
-    k = max(range(problem.n_ops), key=finish.__getitem__, default=-1)
-    path = []
-    while k >= 0:
-        path.append(k)
-        k = came_from[k]
+    path = longest_path(problem, fastest)
     groups: list[int] = []
     weight: list[float] = []
-    for k in reversed(path):
+    for k in path:
         g = problem.group[k]
         if g in groups:
             weight[groups.index(g)] += fastest[k]

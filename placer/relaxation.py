@@ -25,6 +25,7 @@ import heapq
 import math
 from typing import Any
 
+from placer.bounds import longest_path
 from placer.budget import Budget
 from placer.model import Edge, Problem
 
@@ -34,22 +35,7 @@ __all__ = ["core_bound_ms", "critical_core"]
 def critical_core(problem: Problem, max_ops: int) -> list[list[int]]:
     """Cores to relax: the critical path's groups, cut into pieces of at most about
     `max_ops` ops (each piece is a valid relaxation on its own)."""
-    fastest = [problem.min_time_ms(k) for k in range(problem.n_ops)]
-    finish = [0.0] * problem.n_ops
-    came_from = [-1] * problem.n_ops
-    for k in range(problem.n_ops):
-        start = 0.0
-        for i in problem.preds[k]:
-            u = problem.edges[i].src
-            if finish[u] > start:
-                start, came_from[k] = finish[u], u
-        finish[k] = start + fastest[k]
-    k = max(range(problem.n_ops), key=finish.__getitem__, default=-1)
-    path = []
-    while k >= 0:
-        path.append(k)
-        k = came_from[k]
-    path.reverse()
+    path = longest_path(problem, [problem.min_time_ms(k) for k in range(problem.n_ops)])
     cores: list[list[int]] = []
     core: set[int] = set()
     seen_groups: set[int] = set()
