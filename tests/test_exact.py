@@ -242,3 +242,27 @@ def test_the_milp_alone_keeps_tiny_coefficients(solver: str, routing: str) -> No
 def test_the_tiny_flops_optimum_on_cpsat() -> None:
     r = place(parse_graph(TINY_FLOPS), parse_hardware(TINY_FLOPS_HW), PlaceOptions(solver="cpsat", threads=1))
     assert r.status == "optimal" and r.makespan_ms == pytest.approx(TINY_FLOPS_OPTIMUM, rel=1e-9)
+
+
+@pytest.mark.skipif("highs" not in EXACT, reason="no HiGHS")
+def test_highs_solve_errors_are_retried() -> None:
+    """Found by benchmarks/fuzz.py (seed 797): HiGHS 1.12 ended this bare model in "Solve
+    error" (no answer, in 0.04 s); solvers.pulp_milp retries without presolve, then with a
+    looser MIP tolerance. Six independent ops, two pinned; the exhaustive optimum is 0.6 ms."""
+    from placer.bounds import lower_bound_ms
+    from placer.formulations.milp import build_milp
+    from placer.model import build_problem
+    from placer.schedule import retime
+    from solvers.pulp_milp import solve_milp
+
+    g = {"ops": [{"id": "op0", "flops": 3e9}, {"id": "op1", "flops": 3e9}, {"id": "op2", "flops": 1e6, "device": "gpu1"},
+                 {"id": "op3", "flops": 1e8, "bytes_accessed": 1e7}, {"id": "op4", "flops": 1e6, "device": "gpu1"},
+                 {"id": "op5", "flops": 1e8}]}
+    hw = {"devices": [{"id": "gpu0", "peak_tflops": 10.0, "memory_bandwidth_gb_per_s": 900.0},
+                      {"id": "gpu1", "peak_tflops": 4.0, "memory_bandwidth_gb_per_s": 900.0}],
+          "links": [{"a": "gpu0", "b": "gpu1", "bandwidth_gb_per_s": 1.0, "latency_us": 10.0}]}
+    p = build_problem(parse_graph(g), parse_hardware(hw))
+    f = build_milp(p, "shortest", None, lower_bound_ms(p))
+    run = solve_milp(f.prob, "highs", 20.0)
+    assert run.status.value == "optimal" and run.objective == pytest.approx(0.6, rel=1e-6)
+    assert retime(p, f.decode(p)).makespan_ms == pytest.approx(0.6, rel=1e-9)
