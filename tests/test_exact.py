@@ -248,7 +248,7 @@ def test_the_tiny_flops_optimum_on_cpsat() -> None:
 def test_highs_solve_errors_are_retried() -> None:
     """Found by benchmarks/fuzz.py (seed 797): HiGHS 1.12 ended this bare model in "Solve
     error" (no answer, in 0.04 s); solvers.pulp_milp retries without presolve, then with a
-    looser MIP tolerance. Six independent ops, two pinned; the exhaustive optimum is 0.6 ms."""
+    tighter MIP tolerance. Six independent ops, two pinned; the exhaustive optimum is 0.6 ms."""
     from placer.bounds import lower_bound_ms
     from placer.formulations.milp import build_milp
     from placer.model import build_problem
