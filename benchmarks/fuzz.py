@@ -72,6 +72,7 @@ REFERENCE_MAX_OPS = 6
 REL_TOL = 1e-6  # agreement between back ends that say optimal, and with the reference
 MODEL_TOL = 1e-5  # a MILP's own objective: big-M rows hold to the solver's 1e-6 feasibility tolerance
 EARLY = 0.5  # an exact solver that stops unproven before this share of its limit has failed
+OVERRUN_S = 2.0  # ... and so has one that runs this much past its limit
 GRACE_S = 20.0  # per exact back end, on top of its time limit, before the case is killed
 
 
@@ -379,7 +380,7 @@ def _solve_model(problem: Any, solver: str, routing: str, time_limit_s: float) -
         tick, slack = 1.0, 0.0
         decode = lambda: m.decode(problem)  # noqa: E731
     row: dict[str, Any] = {"status": run.status.value, "rounding_slack_ms": slack, "exact_ticks": slack == 0.0,
-                           "wall_s": run.wall_s}
+                           "wall_s": run.wall_s, "killed": run.killed}
     if run.has_solution:
         row.update(objective_ms=run.objective * tick, makespan_ms=retime(problem, decode()).makespan_ms)
     return row
@@ -427,10 +428,13 @@ def _slack(a: dict[str, Any]) -> float:
 
 
 def _gave_up(name: str, status: str, wall_s: float | None, limit_s: float) -> list[str]:
-    """A solver that stops without a proof well before its limit has failed (a time limit
-    is no finding: the report counts those)."""
+    """A solver that stops without a proof well before its limit has failed, and so has one
+    that runs well past it (CBC hung: killed at its hard deadline). Ending at the limit is
+    no finding: the report counts those."""
     if wall_s is not None and wall_s < EARLY * limit_s:
         return [f"{name}: {status} after {wall_s:.2f} s of its {limit_s:g} s (the solver gave up)"]
+    if wall_s is not None and wall_s > limit_s + OVERRUN_S:
+        return [f"{name}: {status} after {wall_s:.2f} s, past its {limit_s:g} s limit (overran)"]
     return []
 
 
@@ -647,7 +651,7 @@ _KINDS = (  # (phrase in the failure sentence, its kind), first match wins
     ("decodes to", "decoding"), ("reference", "disagrees with the reference"), ("beats", "beats an optimum"),
     ("says optimal", "optima disagree"),
     ("worse than HEFT", "optimal worse than HEFT"), ("with a gap", "optimal with a gap"),
-    ("gave up", "solver gave up early"), ("lower bound", "invalid lower bound"),
+    ("gave up", "solver gave up early"), ("overran", "solver overran its limit (hung)"), ("lower bound", "invalid lower bound"),
     ("infeasible", "infeasibility disputed"),
 )
 

@@ -8,6 +8,11 @@ CBC only accepts a solution better than the incumbent by its `increment`, 1e-4 b
 default: an absolute optimality gap that, on objectives of a few 1e-4 (sub-microsecond
 ops), let CBC call 0.00074 optimal where 0.0007 exists. It is set to CBC_INCREMENT.
 
+CBC runs sequentially whatever `threads` says: its threaded branch and bound (any
+`-threads` option, 1 included) deadlocks in this build now and then, all threads waiting on
+a futex with no CPU use until the hard deadline kills it (3 of 1,800 runs with threads 1,
+4 of 1,500 with 2, none of 3,300 sequential, on one 2-op model). HiGHS gets `threads`.
+
 A model built in scaled units says so with an `objective_unit` attribute on the problem:
 objective and bound are reported multiplied by it (a plain multiplier, nothing placement-specific).
 """
@@ -168,7 +173,7 @@ def solve_milp(
     """Solve a PuLP problem (minimisation) on `backend` ("cbc" or "highs").
 
     With `warm_start`, the variables' current values (set with setInitialValue) are
-    a complete starting solution.
+    a complete starting solution. `threads` is for HiGHS: CBC runs sequentially (see above).
     """
     import pulp
 
@@ -182,7 +187,7 @@ def solve_milp(
             log_path = Path(tmp) / "cbc.log"
             solver = pulp.COIN_CMD(
                 path=path, msg=False, timeLimit=max(1.0, time_limit_s), gapRel=relative_gap,
-                threads=threads, warmStart=warm_start, logPath=str(log_path), keepFiles=False,
+                warmStart=warm_start, logPath=str(log_path), keepFiles=False,
                 options=[f"increment {CBC_INCREMENT:g}"],
             )
             if not _run_with_deadline(lambda: prob.solve(solver), time_limit_s + _GRACE_S, path):

@@ -266,3 +266,27 @@ def test_highs_solve_errors_are_retried() -> None:
     run = solve_milp(f.prob, "highs", 20.0)
     assert run.status.value == "optimal" and run.objective == pytest.approx(0.6, rel=1e-6)
     assert retime(p, f.decode(p)).makespan_ms == pytest.approx(0.6, rel=1e-9)
+
+
+@pytest.mark.skipif("cbc" not in EXACT, reason="no CBC")
+def test_cbc_runs_sequentially(monkeypatch: pytest.MonkeyPatch) -> None:
+    """CBC's threaded branch and bound deadlocks now and then (found by benchmarks/fuzz.py:
+    about 1 run in 400, killed at the hard deadline), so no `threads` reaches CBC."""
+    import pulp
+
+    from solvers.pulp_milp import solve_milp
+
+    seen: list[dict] = []
+    real = pulp.COIN_CMD
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pulp, "COIN_CMD", spy)
+    prob = pulp.LpProblem("tiny", pulp.LpMinimize)
+    x = prob.add_variable("x", lowBound=1, cat="Integer")
+    prob += x
+    run = solve_milp(prob, "cbc", 5.0, threads=2)
+    assert run.status.value == "optimal" and run.objective == pytest.approx(1.0)
+    assert seen and all(k.get("threads") is None for k in seen)

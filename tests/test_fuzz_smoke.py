@@ -61,6 +61,8 @@ def test_the_judge_catches_a_wrong_optimum() -> None:
     assert judge([{**answers[1], "lower_bound_ms": 4.0}], reference=4.0, has_reference=True) == []
     gave_up = {**answers[1], "lower_bound_ms": 4.0, "solver_status": "no_solution", "solver_wall_s": 0.1}
     assert any("gave up" in f for f in judge([gave_up], reference=4.0, has_reference=True))
+    hung = {**gave_up, "solver_wall_s": 10.1}
+    assert any("overran" in f for f in judge([hung], reference=4.0, has_reference=True))
 
 
 def test_the_report_lists_failures_with_a_reproducer(tmp_path: Path) -> None:
