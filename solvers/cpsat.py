@@ -78,7 +78,14 @@ def solve_cpsat(
         finally:
             timer.cancel()
 
-    code = solve()
+    try:
+        code = solve()
+    except IndexError:
+        # OR-Tools 9.15's presolve symmetry detection crashes on some memory-infeasible
+        # models (`raw_hash_map<>::at`, benchmarks/reports/2026-11-23-fuzz/findings.md);
+        # without symmetry detection the same model is answered
+        solver.parameters.symmetry_level = 0
+        code = solve()
     name = solver.status_name(code)
     if name == "MODEL_INVALID" and len(model.proto.solution_hint.vars) and not model.validate():
         # a hint CP-SAT rejects makes the whole model invalid: solve again without it

@@ -82,6 +82,34 @@ def test_cpsat_statuses() -> None:
     assert solve_cpsat(m, 5)[0].status is SolveStatus.INFEASIBLE
 
 
+def test_cpsat_answers_a_model_its_symmetry_detection_crashes_on() -> None:
+    """Fuzz case 1602: OR-Tools 9.15's presolve raises IndexError on this memory-infeasible model."""
+    from pathlib import Path
+
+    from ortools.sat.python import cp_model
+
+    from solvers.cpsat import solve_cpsat
+
+    model = cp_model.CpModel()
+    model.proto.parse_text_format((Path(__file__).parent / "data" / "ortools-crash-1602.pbtxt").read_text())
+    assert solve_cpsat(model, 5, threads=1)[0].status is SolveStatus.INFEASIBLE
+
+
+def test_place_proves_fuzz_case_1602_infeasible() -> None:
+    """The same case through the engine: memory makes it infeasible, every back end says so."""
+    import json
+    from pathlib import Path
+
+    from placer import PlaceOptions, place
+    from placer.schema import GraphSpec, HardwareSpec
+
+    case = json.loads((Path(__file__).parent / "data" / "fuzz-1602.json").read_text())
+    graph, hardware = GraphSpec.model_validate(case["graph"]), HardwareSpec.model_validate(case["hardware"])
+    for solver in ("cpsat", *MILP):
+        result = place(graph, hardware, PlaceOptions(solver=solver, time_limit_s=5, threads=1, relative_gap=0.0))
+        assert result.status == "infeasible", solver
+
+
 @pytest.mark.skipif(cbc_path() is None, reason="no CBC binary")
 def test_an_overrunning_cbc_is_killed_at_the_deadline() -> None:
     """CBC with no arguments waits for commands on stdin forever: the deadline must end it."""
