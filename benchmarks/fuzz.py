@@ -340,17 +340,17 @@ def _answer(case: FuzzCase, label: str, solver: str, routing: str, time_limit_s:
     try:
         graph, hardware = parse_graph(case.graph), parse_hardware(case.hardware)
         result = place(graph, hardware, PlaceOptions(**options))
-        extra = result.model_extra or {}
-        stats = extra.get("stats") or {}
+        doc = result.model_dump(mode="json")
+        stats = doc.get("stats") or {}
         row.update(
             status=result.status, reason=result.reason, makespan_ms=result.makespan_ms,
             lower_bound_ms=result.lower_bound_ms, solve_time_s=result.solve_time_s,
-            heft_ms=(extra.get("baselines") or {}).get("heft_ms"),
+            heft_ms=(doc.get("baselines") or {}).get("heft_ms"),
             solver_status=stats.get("solver_status"), solver_wall_s=stats.get("solver_wall_s"),
             proof=stats.get("proof"),
             exact_ticks=stats.get("exact_ticks"), rounding_slack_ms=stats.get("rounding_slack_ms"),
             violations=check_result(graph, hardware, result),
-            verifier=_verify(verify, tmp, case, result.model_dump(mode="json")),
+            verifier=_verify(verify, tmp, case, doc),
         )
     except Exception:  # noqa: BLE001 - an exception is a finding, recorded with its traceback
         row["error"] = traceback.format_exc(limit=12)

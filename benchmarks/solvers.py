@@ -519,14 +519,14 @@ def _solve(graph_doc: dict[str, Any], hardware_doc: dict[str, Any], options: dic
               "bound_ms": event.bound_ms, "message": event.message})
 
     result = place(graph, hardware, PlaceOptions(**options), progress=progress)
-    extra = result.model_extra or {}
+    doc = result.model_dump(mode="json")
     emit({
         "kind": "result",
         "status": result.status, "reason": result.reason, "makespan_ms": result.makespan_ms,
         "lower_bound_ms": result.lower_bound_ms, "gap": result.gap,
         "single_device_ms": result.single_device_ms, "speedup": result.speedup,
-        "solve_time_s": result.solve_time_s, "baselines": extra.get("baselines") or {},
-        "stats": extra.get("stats") or {}, "violations": check_result(graph, hardware, result),
+        "solve_time_s": result.solve_time_s, "baselines": doc.get("baselines") or {},
+        "stats": doc.get("stats") or {}, "violations": check_result(graph, hardware, result),
     })
 
 

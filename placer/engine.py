@@ -29,8 +29,17 @@ from placer.heuristics import critical_path, heft, single_device, stages
 from placer.model import Problem, build_problem
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
 from placer.schedule import Schedule, Solution, retime
-from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry, TransferEntry
+from placer.schema import (
+    Baselines,
+    GraphSpec,
+    HardwareSpec,
+    ResultSpec,
+    ScheduleEntry,
+    SimulationSummary,
+    TransferEntry,
+)
 from placer.simulator import simulate_problem
+from placer.stats import SolveStats
 from placer.validate import check_result
 from solvers import SolverRun, SolveStatus, available_solvers
 from solvers.registry import Backend, Limits, get_backend
@@ -59,7 +68,10 @@ class PlaceOptions(BaseModel):
     solver: Literal["cpsat", "cbc", "highs", "heft", "critical_path", "single_device"] = "cpsat"
     time_limit_s: float = Field(10.0, gt=0, le=86_400)
     routing: Literal["shortest", "flow"] = "shortest"
-    contention: bool = False
+    # the solvers' model leaves link contention out; with this the result's `simulation`
+    # reports device utilisation and link busy times from the replay with contention
+    contention: bool = Field(False, description="report the result's simulated utilisation and link times "
+                             "under link contention (one transfer at a time per link direction)")
     relative_gap: float = Field(1e-4, ge=0, le=1)
     threads: int = Field(2, ge=1, le=64)
     seed: int = Field(0, ge=0)
@@ -125,11 +137,12 @@ class _Baselines:
         found = [s for s in (self.heft, self.critical_path, self.single_device) if s is not None]
         return min(found, key=lambda s: s.makespan_ms) if found else None
 
-    def to_dict(self) -> dict[str, float | None]:
+    def spec(self) -> Baselines:
         def ms(s: Schedule | None) -> float | None:
             return s.makespan_ms if s is not None else None
 
-        return {"single_device_ms": ms(self.single_device), "heft_ms": ms(self.heft), "critical_path_ms": ms(self.critical_path)}
+        return Baselines(single_device_ms=ms(self.single_device), heft_ms=ms(self.heft),
+                         critical_path_ms=ms(self.critical_path))
 
 
 class _Run:
@@ -149,7 +162,10 @@ class _Run:
         self.best: Schedule | None = None
         self.best_source = ""
         self.valid: list[tuple[Schedule, str]] = []  # every accepted candidate, for a fallback
-        self.extra: dict[str, Any] = {}
+        p = self.problem
+        self.stats = SolveStats(ops=p.n_ops, edges=len(p.edges), devices=p.n_devices, groups=len(p.groups),
+                                bounds_ms=self.bounds)
+        self.strict_failure = False  # set in CP-SAT's callback thread, raised after its solve
         self.strict = os.environ.get("PLACER_STRICT", "") not in ("", "0")
         self._lock = threading.Lock()
 
@@ -183,7 +199,7 @@ class _Run:
                         self.reject(source, "exceeds device memory and the repair found no fitting placement",
                                     schedule.solution)
                         return None
-                    self._count("repaired_candidates", source)
+                    self.stats.count("repaired_candidates", source)
                     schedule = repaired
                 else:
                     self.reject(source, "breaks a colocation group or a pin", schedule.solution)
@@ -199,7 +215,7 @@ class _Run:
 
     def reject(self, source: str, reason: str, solution: Solution | None = None) -> None:
         """Discard an invalid candidate: a bug in a strategy, so loud in logs and tests."""
-        self._count("rejected_candidates", source)
+        self.stats.count("rejected_candidates", source)
         detail = {"source": source, "reason": reason, "graph": self.graph.name, "hardware": self.hardware.name,
                   "options": self.options.model_dump(), "device": solution.device if solution else None,
                   "order": solution.order if solution else None}
@@ -208,22 +224,18 @@ class _Run:
         if self.strict:
             raise SolutionCheckError(f"{source} produced an invalid candidate: {reason}")
 
-    def _count(self, key: str, source: str) -> None:
-        counts = self.extra.setdefault(key, {})
-        counts[source] = counts.get(source, 0) + 1
-
-    def stats(self) -> dict[str, Any]:
-        p = self.problem
-        return {"ops": p.n_ops, "edges": len(p.edges), "devices": p.n_devices, "groups": len(p.groups),
-                "bounds_ms": self.bounds, "tight_bound": self.bound_source, "best_from": self.best_source,
-                **self.budget.stats(), **self.extra}
+    def stats_now(self) -> SolveStats:
+        """A copy of the run's stats as they stand, for one result document."""
+        snapshot = self.stats.model_copy(deep=True)
+        snapshot.record(tight_bound=self.bound_source, best_from=self.best_source, **self.budget.stats())
+        return snapshot
 
     def empty_result(self, status: str, reason: str) -> ResultSpec:
         single = self.baselines.single_device if self.baselines else None
         return ResultSpec(
             status=status, solver=self.options.solver, reason=reason, lower_bound_ms=self.bound_ms,
             single_device_ms=single.makespan_ms if single else None, solve_time_s=self.elapsed(),
-            baselines=self.baselines.to_dict() if self.baselines else {}, stats=self.stats(),
+            baselines=self.baselines.spec() if self.baselines else Baselines(), stats=self.stats_now(),
         )
 
     def proven(self, schedule: Schedule | None) -> bool:
@@ -242,7 +254,8 @@ class _Run:
             except SolutionCheckError as exc:
                 self.reject(f"{source} (final check)", str(exc), schedule.solution)
                 continue
-            result.stats["best_from"] = source
+            assert result.stats is not None
+            result.stats.best_from = source
             return result
         return self.empty_result("no_solution", f"{self.options.solver} found no valid placement within "
                                  f"{self.options.time_limit_s} s and no heuristic fits memory")
@@ -278,10 +291,10 @@ class _Run:
                 for t in schedule.transfers
             ],
             memory_bytes=dict(zip(p.devices, schedule.memory_bytes(p))),
-            baselines=self.baselines.to_dict() if self.baselines else {},
+            baselines=self.baselines.spec() if self.baselines else Baselines(),
             routing=self.options.routing,
             simulation=sim,
-            stats=self.stats(),
+            stats=self.stats_now(),
         )
         violations = check_result(self.graph, self.hardware, result)
         if violations:
@@ -298,8 +311,9 @@ class _Run:
             self.reject("progress report", str(exc), schedule.solution)
             return None
 
-    def _simulate(self, schedule: Schedule) -> dict[str, Any]:
-        """Replay with the solution's order (must agree), FIFO, and with link contention."""
+    def _simulate(self, schedule: Schedule) -> SimulationSummary:
+        """Replay with the solution's order (must agree), FIFO, and with link contention; the
+        utilisation reported is the contended replay's when `options.contention` asks for it."""
         p, sol = self.problem, schedule.solution
         ordered = simulate_problem(p, sol.device, sol.order, routes=sol.routes)
         if not math.isclose(ordered.makespan_ms, schedule.makespan_ms, rel_tol=1e-9, abs_tol=1e-9):
@@ -309,13 +323,16 @@ class _Run:
             )
         fifo = simulate_problem(p, sol.device, None, routes=sol.routes)
         contended = simulate_problem(p, sol.device, sol.order, contention=True, routes=sol.routes)
-        return {
-            "makespan_ms": ordered.makespan_ms,
-            "fifo_makespan_ms": fifo.makespan_ms,
-            "contention_makespan_ms": contended.makespan_ms,
-            "device_utilisation": ordered.device_utilisation,
-            "link_bytes": ordered.link_bytes,
-        }
+        shown = contended if self.options.contention else ordered
+        return SimulationSummary(
+            makespan_ms=ordered.makespan_ms,
+            fifo_makespan_ms=fifo.makespan_ms,
+            contention_makespan_ms=contended.makespan_ms,
+            contention=self.options.contention,
+            device_utilisation=shown.device_utilisation,
+            link_bytes=shown.link_bytes,
+            link_busy_ms=shown.link_busy_ms,
+        )
 
 
 def _bound_breakdown(problem: Problem) -> dict[str, float]:
@@ -367,14 +384,14 @@ def place(
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
         if run.proven(run.best):
-            run.extra["proof"] = "a heuristic meets the lower bound"
+            run.stats.proof = "a heuristic meets the lower bound"
             return run.finish()
 
     backend = get_backend(options.solver)
     if backend.model == "cp":
         decomposed = _try_decomposition(run) if options.coarsen != "force" else False
         if run.proven(run.best):
-            run.extra["proof"] = "the series decomposition meets its bound"
+            run.stats.proof = "the series decomposition meets its bound"
             return run.finish()
         if decomposed and p.n_ops > run.strategy.monolithic_max_ops \
                 and run.budget.remaining() < run.strategy.monolithic_min_share * options.time_limit_s:
@@ -387,7 +404,7 @@ def place(
         coarse = None if decomposed else coarsen_for(p, options.coarsen, threshold_ops=run.strategy.coarsen_above_ops,
                                                      max_ops=options.coarsen_max_ops)
         if coarse is not None:
-            run.extra.update(coarse.stats())
+            run.stats.record(**coarse.stats())
         big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
         polish_share = run.strategy.polish_share_big if big else 0.0
@@ -398,9 +415,8 @@ def place(
             _improve_by_moves(run, seconds=run.budget.remaining())
     else:
         solver_run = _solve_milp(run, backend)
-    run.extra["solver_status"] = solver_run.status.value
-    run.extra["solver_reason"] = solver_run.reason
-    run.extra["solver_wall_s"] = solver_run.wall_s
+    run.stats.record(solver_status=solver_run.status.value, solver_reason=solver_run.reason,
+                     solver_wall_s=solver_run.wall_s)
 
     if solver_run.status is SolveStatus.INFEASIBLE:
         if run.best is not None:
@@ -429,8 +445,8 @@ def _try_decomposition(run: _Run) -> bool:
     run.report(f"decomposition: {len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
     answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None)
-    run.extra.update({f"decomposition_{k}" if not k.startswith("decomposition") else k: v
-                      for k, v in answer.stats.items() if not isinstance(v, list)})
+    run.stats.record(**{f"decomposition_{k}" if not k.startswith("decomposition") else k: v
+                        for k, v in answer.stats.items() if not isinstance(v, list)})
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best
     run.offer(answer.schedule, "decomposition")
@@ -458,7 +474,7 @@ def _improve_by_moves(run: _Run, seconds: float | None = None) -> None:
         seconds = math.inf
     run.report("group moves", best.makespan_ms, run.bound_ms)
     improved, counts = improve_by_moves(run.problem, best, seconds, cap, run.options.seed)
-    run.extra.update({f"moves_{k}": v for k, v in counts.items()})
+    run.stats.record(**{f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
 
@@ -492,7 +508,7 @@ def _neighbourhood_search(run: _Run) -> None:
 
     counts = improve(p, f, best, run.budget, seconds, run.options.seed, offer, run.proven,
                      step_s=run.strategy.lns_step_s, initial_groups=run.strategy.lns_initial_groups)
-    run.extra.update({f"neighbourhood_{k}": v for k, v in counts.items()})
+    run.stats.record(**{f"neighbourhood_{k}": v for k, v in counts.items()})
 
 
 def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0) -> SolverRun:
@@ -517,8 +533,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
     f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
                     redundant_cumulative=q.n_ops <= run.strategy.big_model_ops)
-    run.extra.update(f.stats)
-    run.extra.update(tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
+    run.stats.record(**f.stats, tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
     state = {"last_report": -math.inf, "last_result": -math.inf}
     lock = threading.Lock()
@@ -542,7 +557,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
             try:
                 run.offer(lift(f.decode(cb.value, q)), "cpsat")
             except SolutionCheckError:  # strict mode: surfaces at the end of the solve
-                run.extra["strict_failure"] = True
+                run.strict_failure = True
             if run.best is not before and run.best is not None:
                 result = run.feasible_result(run.best)
         best_ms = run.best.makespan_ms if run.best is not None else math.inf
@@ -560,7 +575,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         on_solution=on_solution if run.progress else None,
         presolve=q.n_ops <= run.strategy.big_model_ops,
     )
-    if run.extra.pop("strict_failure", False):
+    if run.strict_failure:
         raise SolutionCheckError("cpsat produced an invalid candidate (strict mode)")
     if coarse is not None:
         if not solver_run.has_solution:  # an infeasible coarsening proves nothing
@@ -579,8 +594,7 @@ def _solve_milp(run: _Run, backend: Backend) -> SolverRun:
     p, options, best = run.problem, run.options, run.best
     built = time.perf_counter()
     f = build_milp(p, options.routing, best, run.bound_ms)
-    run.extra.update(f.stats)
-    run.extra["build_s"] = time.perf_counter() - built
+    run.stats.record(**f.stats, build_s=time.perf_counter() - built)
     remaining = max(1.0, run.budget.remaining())
     run.report(f"{options.solver}: solving the DLPlacer MILP ({f.stats['variables']} variables, "
                f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms)

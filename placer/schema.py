@@ -14,6 +14,7 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from placer.errors import InputError, InvalidGraphError, InvalidHardwareError
+from placer.stats import SolveStats
 
 __all__ = [
     "GRAPH_FORMAT",
@@ -28,6 +29,9 @@ __all__ = [
     "HardwareSpec",
     "ScheduleEntry",
     "TransferEntry",
+    "Baselines",
+    "SimulationSummary",
+    "SolveStats",
     "ResultSpec",
     "parse_graph",
     "parse_hardware",
@@ -217,8 +221,35 @@ class TransferEntry(BaseModel):
     end_ms: float
 
 
+class Baselines(BaseModel):
+    """The makespans of the simple placements every solve starts from (null: none fits)."""
+
+    single_device_ms: float | None = Field(None, description="everything on the best single device")
+    heft_ms: float | None = Field(None, description="HEFT list scheduling")
+    critical_path_ms: float | None = Field(None, description="critical path on one device, the rest by HEFT")
+
+
+class SimulationSummary(BaseModel):
+    """The event-driven replays of a result (placer.simulator), a check independent of the solver.
+
+    `makespan_ms` replays the result's own per-device order and equals the result's makespan
+    (the engine refuses an answer where it does not); `fifo_makespan_ms` lets each device run
+    its ops first ready, first run; `contention_makespan_ms` keeps the order but lets each link
+    direction carry one transfer at a time. `device_utilisation` and `link_busy_ms` come from
+    the contended replay when `contention` is true (PlaceOptions.contention), else from the
+    ordered one."""
+
+    makespan_ms: float
+    fifo_makespan_ms: float | None = None
+    contention_makespan_ms: float | None = None
+    contention: bool = Field(False, description="utilisation and link times below are under link contention")
+    device_utilisation: dict[str, float] = Field(default_factory=dict, description="busy share of the makespan")
+    link_bytes: dict[str, int] = Field(default_factory=dict, description='bytes per link direction "a->b"')
+    link_busy_ms: dict[str, float] | None = Field(None, description="busy time per link direction")
+
+
 class ResultSpec(BaseModel):
-    """A placement answer (placer.result/v1). Extra keys document how it was found."""
+    """A placement answer (placer.result/v1). Unknown keys (from other tools) are kept."""
 
     model_config = ConfigDict(extra="allow")
 
@@ -236,6 +267,14 @@ class ResultSpec(BaseModel):
     transfers: list[TransferEntry] = Field(default_factory=list)
     memory_bytes: dict[str, int] = Field(default_factory=dict)
     reason: str | None = None
+    # how it was found (absent in results written by hand or by other tools)
+    routing: Literal["shortest", "flow"] | None = Field(None, description="the routing option solved with")
+    baselines: Baselines | None = None
+    simulation: SimulationSummary | None = None
+    stats: SolveStats | None = Field(None, description="how the solve went; keys of strategies that ran")
+    stopped_by: Literal["deadline", "cancel", "worker_died"] | None = Field(
+        None, description="a service job stopped from outside: its best placement until then")
+    note: str | None = None
 
 
 # --------------------------------------------------------------------------- parsing

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 
-from placer.schema import GraphSpec, HardwareSpec, ResultSpec
+from placer.schema import Baselines, GraphSpec, HardwareSpec, ResultSpec
 
 __all__ = ["format_summary", "format_bytes"]
 
@@ -26,7 +26,6 @@ def _ms(x: float | None) -> str:
 
 def format_summary(result: ResultSpec, graph: GraphSpec, hardware: HardwareSpec) -> str:
     """Status, makespan, bound, gap, speedups, and per-device load and memory."""
-    extra = result.model_extra or {}
     lines = [
         f"graph     {graph.name}: {len(graph.ops)} ops, {len(graph.edges)} edges",
         f"hardware  {hardware.name}: {len(hardware.devices)} devices, {len(hardware.switches)} switches, "
@@ -39,24 +38,24 @@ def format_summary(result: ResultSpec, graph: GraphSpec, hardware: HardwareSpec)
         return "\n".join(lines)
     gap = f"{100 * result.gap:.2f}%" if result.gap is not None else "n/a"
     lines.append(f"makespan  {_ms(result.makespan_ms)}  (lower bound {_ms(result.lower_bound_ms)}, gap {gap})")
-    baselines = extra.get("baselines", {})
+    baselines = result.baselines or Baselines()
     parts = []
     if result.speedup is not None:
         parts.append(f"{result.speedup:.3f}x vs one device ({_ms(result.single_device_ms)})")
     else:
         parts.append("the graph fits on no single device")
-    heft_ms = baselines.get("heft_ms")
+    heft_ms = baselines.heft_ms
     if heft_ms:
         parts.append(f"{heft_ms / result.makespan_ms:.3f}x vs HEFT ({_ms(heft_ms)})")
-    cp_ms = baselines.get("critical_path_ms")
+    cp_ms = baselines.critical_path_ms
     if cp_ms:
         parts.append(f"critical-path placement {_ms(cp_ms)}")
     lines.append("speedup   " + ", ".join(parts))
-    sim = extra.get("simulation", {})
-    if sim:
+    sim = result.simulation
+    if sim is not None:
         lines.append(
-            f"simulated {_ms(sim.get('makespan_ms'))} replayed; {_ms(sim.get('fifo_makespan_ms'))} with FIFO "
-            f"dispatch; {_ms(sim.get('contention_makespan_ms'))} with link contention"
+            f"simulated {_ms(sim.makespan_ms)} replayed; {_ms(sim.fifo_makespan_ms)} with FIFO "
+            f"dispatch; {_ms(sim.contention_makespan_ms)} with link contention"
         )
     ops_on: Counter[str] = Counter(result.placement.values())
     busy: dict[str, float] = defaultdict(float)

@@ -332,8 +332,8 @@ def test_place_with_forced_coarsening_reports_counts_and_validates() -> None:
     g = parse_graph(training_step(layered(80, seed=2)))
     hw = parse_hardware(fully_connected_hardware(2))
     r = place(g, hw, PlaceOptions(time_limit_s=5, threads=1, coarsen="force", coarsen_max_ops=40))
-    stats = r.model_extra["stats"]
+    stats = r.stats.model_dump()
     assert stats["original_ops"] == 160 and stats["coarse_ops"] <= 40
     assert r.status in ("optimal", "feasible") and check_result(g, hw, r) == []
     assert r.lower_bound_ms == pytest.approx(lower_bound_ms(build_problem(g, hw)))
-    assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+    assert r.makespan_ms <= r.baselines.heft_ms + 1e-9

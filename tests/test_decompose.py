@@ -69,10 +69,10 @@ def test_engine_results_with_decomposition_are_valid_on_asymmetric_hardware(seed
     })
     r = place(g, hw, PlaceOptions(time_limit_s=8, threads=1))
     assert r.status in ("optimal", "feasible")
-    assert "decomposition_bound_ms" in r.model_extra["stats"]
+    assert r.stats.decomposition_bound_ms is not None
     assert check_result(g, hw, r) == []
     assert r.lower_bound_ms >= lower_bound_ms(build_problem(g, hw)) - 1e-9
-    assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+    assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
 
 
 def repeated_diamonds(n: int) -> dict:
@@ -119,7 +119,7 @@ def test_engine_answer_built_from_copied_components_is_valid() -> None:
                          "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 2.0},
                                    {"a": "b", "b": "c", "bandwidth_gb_per_s": 1.0}]})
     r = place(g, hw, PlaceOptions(time_limit_s=10, threads=1))
-    stats = r.model_extra["stats"]
+    stats = r.stats.model_dump()
     assert stats["decomposition_components"] == 17 and stats["decomposition_distinct_components"] <= 3
     assert check_result(g, hw, r) == []
-    assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+    assert r.makespan_ms <= r.baselines.heft_ms + 1e-9

@@ -52,7 +52,7 @@ def test_a_decomposed_memory_tight_graph_gets_a_valid_answer(seed: int, tmp_path
     g, h = parse_graph(doc), parse_hardware(hw)
     r = place(g, h, PlaceOptions(time_limit_s=4, threads=1))
     assert r.status in ("optimal", "feasible")
-    assert r.model_extra["stats"].get("decomposition_components", 0) >= 2, "the series decomposition ran"
+    assert (r.stats.decomposition_components or 0) >= 2, "the series decomposition ran"
     assert check_result(g, h, r) == []
     assert max(r.memory_bytes.values()) <= hw["devices"][0]["memory_bytes"]
     _verify(tmp_path, doc, hw, r)
@@ -68,7 +68,7 @@ def test_resnext101_on_16gb_v100s_is_valid_not_a_crash(tmp_path: Path) -> None:
     assert r.status in ("optimal", "feasible")
     assert check_result(doc, hw, r) == []
     assert max(r.memory_bytes.values()) <= 16_000_000_000
-    assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+    assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
 
 
 def test_repair_moves_groups_off_an_overloaded_device() -> None:
@@ -91,7 +91,7 @@ def test_an_invalid_candidate_is_rejected_counted_and_fatal_in_strict_mode(monke
     monkeypatch.setenv("PLACER_STRICT", "0")
     run = _Run(g, h, PlaceOptions(), None, Strategy())
     assert run.offer(split_group, "a test strategy") is None
-    assert run.extra["rejected_candidates"] == {"a test strategy": 1}
+    assert run.stats.rejected_candidates == {"a test strategy": 1}
     assert run.best is None
     monkeypatch.setenv("PLACER_STRICT", "1")
     strict = _Run(g, h, PlaceOptions(), None, Strategy())
@@ -104,7 +104,7 @@ def test_deterministic_mode_repeats_its_answer_exactly() -> None:
     g, h = parse_graph(doc), parse_hardware(fully_connected_hardware(4))
     options = PlaceOptions(time_limit_s=2, deterministic=True, threads=2)
     first, second = place(g, h, options), place(g, h, options)
-    assert first.model_extra["stats"]["mode"] == "deterministic"
+    assert first.stats.mode == "deterministic"
     assert (first.status, first.makespan_ms, first.lower_bound_ms, first.placement) == \
         (second.status, second.makespan_ms, second.lower_bound_ms, second.placement)
 
@@ -133,5 +133,5 @@ def test_heuristic_incumbents_are_offered_like_any_candidate() -> None:
     r = place(g, h, PlaceOptions(time_limit_s=3, threads=1))
     p = build_problem(g, h)
     assert r.makespan_ms <= heft(p).makespan_ms + 1e-9
-    assert r.model_extra["stats"]["best_from"]
-    assert "tight_bound" in r.model_extra["stats"]
+    assert r.stats.best_from
+    assert r.stats.tight_bound is not None

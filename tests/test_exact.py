@@ -151,7 +151,7 @@ def test_every_back_end_finds_the_brute_force_optimum(seed: int, line: bool, tmp
         r = solve(g, hw, solver, routing)
         assert r.status == "optimal", (solver, routing)
         assert r.makespan_ms == pytest.approx(optimum), (solver, routing)
-        assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+        assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
     verify(tmp_path, g, hw, r, optimum=optimum)
 
 
@@ -166,7 +166,7 @@ def test_time_limited_runs_report_feasible_with_a_gap() -> None:
         r = solve(g, fully_connected(4, latency_us=10), solver, limit=1.0)
         assert r.status == "feasible", solver
         assert 0 < r.gap < 1 and r.lower_bound_ms < r.makespan_ms
-        assert r.makespan_ms <= r.model_extra["baselines"]["heft_ms"] + 1e-9
+        assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
         assert r.solve_time_s < 15
 
 

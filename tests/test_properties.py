@@ -32,13 +32,13 @@ def _check(doc: dict, hw_doc: dict, solver: str) -> None:
         return
     assert check_result(g, hw, r) == []
     assert r.lower_bound_ms <= r.makespan_ms + 1e-9
-    baselines = r.model_extra["baselines"]
+    baselines = r.baselines.model_dump()
     if r.single_device_ms is not None:
         assert r.makespan_ms <= r.single_device_ms + 1e-9
     for name in ("heft_ms", "critical_path_ms"):
         if baselines[name] is not None:
             assert r.makespan_ms <= baselines[name] + 1e-9
-    assert abs(r.model_extra["simulation"]["makespan_ms"] - r.makespan_ms) <= 1e-9 * max(1, r.makespan_ms)
+    assert abs(r.simulation.makespan_ms - r.makespan_ms) <= 1e-9 * max(1, r.makespan_ms)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -1,0 +1,101 @@
+"""`SolveStats`: how a result was found (the `stats` of placer.result/v1).
+
+One typed record per `place` call, owned by the engine's run and filled field by field as
+the strategies run; a field a run never reached stays None and is left out of the JSON,
+so a result carries the keys of the strategies that ran (as before this was typed).
+Benchmarks and tests read these names: rename none of them.
+"""
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+
+__all__ = ["SolveStats"]
+
+
+class SolveStats(BaseModel):
+    """What a solve did. Times in seconds unless named `_ms`; counts are plain integers."""
+
+    # documents written by older versions may carry keys not declared here: keep them
+    model_config = ConfigDict(extra="allow", validate_assignment=True)
+
+    # the problem
+    ops: int | None = Field(None, description="ops of the graph")
+    edges: int | None = Field(None, description="edges of the graph")
+    devices: int | None = Field(None, description="devices of the machine")
+    groups: int | None = Field(None, description="colocation groups (an op without a group is its own)")
+    bounds_ms: dict[str, float] | None = Field(None, description="each lower bound on the makespan, by name")
+    tight_bound: str | None = Field(None, description="which bound (or solver) gave `lower_bound_ms`")
+    best_from: str | None = Field(None, description="the strategy that found the returned placement")
+    proof: str | None = Field(None, description="why the answer is optimal when no exact solver proved it")
+    # the time budget (placer.budget)
+    mode: Literal["wall_clock", "deterministic"] | None = Field(None, description="how time limits are measured")
+    cpsat_work: float | None = Field(None, description="CP-SAT deterministic work spent")
+    cpsat_calls: int | None = Field(None, description="CP-SAT solves made (components, neighbourhoods, whole)")
+    # candidates the engine repaired or rejected, by the strategy that offered them
+    repaired_candidates: dict[str, int] | None = Field(None, description="candidates whose memory overflow "
+                                                       "was repaired by moving groups")
+    rejected_candidates: dict[str, int] | None = Field(None, description="invalid candidates discarded "
+                                                       "(a bug in that strategy; logged with a reproducer)")
+    # the exact model
+    variables: int | None = Field(None, description="variables of the exact model")
+    constraints: int | None = Field(None, description="constraints of the exact model")
+    disjunctions: int | None = Field(None, description="MILP: op pairs that may share a device")
+    enforced_precedences: int | None = Field(None, description="CP-SAT: precedences enforced per device")
+    symmetry_constraints: int | None = Field(None, description="CP-SAT: constraints breaking device symmetry")
+    interchangeable_devices: int | None = Field(None, description="CP-SAT: devices in symmetry classes")
+    tick_ms: float | None = Field(None, description="CP-SAT: the integer time grid")
+    exact_ticks: bool | None = Field(None, description="CP-SAT: every duration is a whole number of ticks")
+    rounding_slack_ms: float | None = Field(None, description="CP-SAT: what rounding to ticks may add")
+    build_s: float | None = Field(None, description="building the exact model")
+    solver_status: str | None = Field(None, description="the exact back end's own status")
+    solver_reason: str | None = Field(None, description="why the exact back end stopped")
+    solver_wall_s: float | None = Field(None, description="wall time of the exact back end")
+    # coarsening (placer.coarsen)
+    original_ops: int | None = None
+    coarse_ops: int | None = None
+    original_edges: int | None = None
+    coarse_edges: int | None = None
+    coarse_groups: int | None = None
+    coarsen_guided: bool | None = Field(None, description="the contraction followed an incumbent")
+    coarsen_s: float | None = None
+    # series decomposition (placer.decompose)
+    decomposition_cuts: int | None = Field(None, description="ops every path passes through")
+    decomposition_components: int | None = None
+    decomposition_distinct_components: int | None = Field(None, description="components solved (copies reuse)")
+    decomposition_largest_component_ops: int | None = None
+    decomposition_dangling_ops: int | None = None
+    decomposition_components_optimal: int | None = None
+    decomposition_bound_ms: float | None = None
+    decomposition_parts_ms: float | None = Field(None, description="cuts plus the components' makespans")
+    decomposition_stitched_ms: float | None = Field(None, description="makespan of the stitched placement")
+    decomposition_refitted_components: int | None = None
+    decomposition_failed: str | None = None
+    decomposition_s: float | None = None
+    # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
+    moves_evaluations: int | None = None
+    moves_moves: int | None = None
+    neighbourhood_steps: int | None = None
+    neighbourhood_improved: int | None = None
+    neighbourhood_closed: int | None = None
+    neighbourhood_no_answer: int | None = None
+
+    @model_serializer(mode="wrap")
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler):  # noqa: ANN202
+        """Leave out what the run never reached, as the untyped stats did. (No return
+        annotation: with one, pydantic would describe `stats` in OpenAPI by it, not by the fields.)"""
+        return {k: v for k, v in handler(self).items() if v is not None}
+
+    def record(self, **fields: Any) -> None:
+        """Set declared fields (validated); an undeclared name is a bug, not a new key."""
+        for name, value in fields.items():
+            if name not in type(self).model_fields:
+                raise AttributeError(f"SolveStats has no field {name!r}")
+            setattr(self, name, value)
+
+    def count(self, field: Literal["repaired_candidates", "rejected_candidates"], source: str) -> None:
+        """One more repaired or rejected candidate from `source`."""
+        counts = dict(getattr(self, field) or {})
+        counts[source] = counts.get(source, 0) + 1
+        setattr(self, field, counts)
