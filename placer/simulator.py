@@ -131,9 +131,23 @@ def simulate(
     edge_routes = {}
     for i, e in enumerate(problem.edges):
         key = (problem.ops[e.src], problem.ops[e.dst])
-        if routes and key in routes:
-            edge_routes[i] = tuple(routes[key])
+        if routes and key in routes and device[e.src] != device[e.dst]:
+            edge_routes[i] = _checked_route(problem, key, tuple(routes[key]), device[e.src], device[e.dst])
     return simulate_problem(problem, device, order_idx, contention, edge_routes)
+
+
+def _checked_route(problem: Problem, edge: tuple[str, str], route: tuple[str, ...], src: int, dst: int
+                   ) -> tuple[str, ...]:
+    """A given route must run over real links from the source op's device to the destination's."""
+    where = f"route of edge {edge[0]} -> {edge[1]}"
+    if len(route) < 2 or route[0] != problem.devices[src] or route[-1] != problem.devices[dst]:
+        raise InputError(f"{where}: {list(route)} must run from {problem.devices[src]!r} to {problem.devices[dst]!r}")
+    for a, b in zip(route, route[1:]):
+        try:
+            problem.router.link(a, b)
+        except KeyError:
+            raise InputError(f"{where}: there is no link {a!r} - {b!r}") from None
+    return route
 
 
 def simulate_problem(

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -91,3 +92,38 @@ def test_solve_on_the_bundled_example_with_every_back_end_agrees(tmp_path: Path)
     heft = tmp_path / "h.json"
     assert main(["solve", str(g), "--hardware", str(hw), "-o", str(heft), "--solver", "heft"]) == 0
     assert optimum["makespan_ms"] <= json.loads(heft.read_text())["makespan_ms"]
+
+
+@pytest.mark.parametrize("doc", [
+    {"a": "gpu0", "b": "gpu0", "c": "gpu1"},
+    {"placement": {"a": "gpu0", "b": "gpu0", "c": "gpu1"}},
+    {"placement": {"a": "gpu0", "b": "gpu0", "c": "gpu1"}, "order": {"gpu0": ["a", "b"], "gpu1": ["c"]}},
+], ids=["bare-map", "placement-object", "placement-and-order"])
+def test_simulate_takes_a_placement_map_as_well_as_a_result(files, tmp_path: Path, doc: dict) -> None:  # noqa: ANN001
+    g, hw = files
+    placement, out = tmp_path / "p.json", tmp_path / "s.json"
+    placement.write_text(json.dumps(doc))
+    done = subprocess.run([sys.executable, "-m", "placer.cli", "simulate", str(g), "--hardware", str(hw),
+                           "--placement", str(placement), "-o", str(out)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(out.read_text())
+    # a and b on gpu0 (0-2, 2-6); the 1 MB tensor reaches c on gpu1 at 3: c runs 3-7
+    assert report["makespan_ms"] == pytest.approx(7.0)
+    assert report["policy"] == ("order" if "order" in doc else "fifo")
+
+
+@pytest.mark.parametrize("doc,message", [
+    ({"a": "gpu0", "b": 1}, r"expected a placer.result/v1 document, \{\"placement\": \{op: device\}\} or a bare map"),
+    ({"placement": {"a": "gpu0"}, "colour": "red"}, r"p.json: colour: Extra inputs are not permitted"),
+    ({"placement": {"a": "gpu0", "b": 3}}, r"p.json: placement.b: Input should be a valid string"),
+    ({"status": "optimal", "placement": {"a": "gpu0"}}, r"result: solver: Field required"),
+    ({"a": "gpu0", "b": "gpu0"}, r"placement: op 'c' is not placed"),
+])
+def test_simulate_names_what_is_wrong_with_a_placement(files, tmp_path: Path, capsys, doc: dict,  # noqa: ANN001
+                                                       message: str) -> None:
+    g, hw = files
+    placement = tmp_path / "p.json"
+    placement.write_text(json.dumps(doc))
+    capsys.readouterr()
+    assert main(["simulate", str(g), "--hardware", str(hw), "--placement", str(placement)]) == 2
+    assert re.search(message, capsys.readouterr().err)

@@ -683,3 +683,20 @@ def test_every_example_parses() -> None:
     assert names == ["biglstm", "engine_dgx1", "gnmt", "inception_v3"]
     for name in names:
         assert math.isfinite(example(name).epochs.points[min(example(name).epochs.points)])
+
+
+def test_a_flat_epochs_map_is_told_to_use_by_width_or_by_global_batch(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+    with pytest.raises(InputError) as caught:
+        parse_config(base_config(epochs={"1": 2.0, "8": 4.0}))
+    message = str(caught.value)
+    assert message.count("\n") == 0, "one precise message, not one per key"
+    assert message.startswith("crossover: epochs: a flat map of epochs")
+    assert '{"by_width": {"1": 2.0, "8": 4.0}}' in message and '"by_global_batch"' in message
+    # a misspelt table name is not a flat map: pydantic names the unknown key
+    with pytest.raises(InputError, match=r"epochs.by_widht: Extra inputs are not permitted"):
+        parse_config(base_config(epochs={"by_widht": {"1": 2.0}}))
+    # and on the command line: exit 2 with the message on stderr
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps(base_config(epochs={"1": 2.0, "8": 4.0})))
+    assert main(["crossover", str(config)]) == 2
+    assert "epochs: a flat map of epochs" in capsys.readouterr().err

@@ -2,23 +2,25 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 
 from placer.commands._common import add_inputs, add_outputs, write_json, write_pictures
-from placer.errors import InputError
+from placer.replay import parse_placement_document, replay
 from placer.resolve import resolve_graph, resolve_hardware
-from placer.schema import load_json, parse_result
-from placer.simulator import simulate
+from placer.schema import load_json
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("simulate", help="replay a placement event by event",
                        description="Replay a placement: per-device queues, routed transfers, optional link contention.")
     add_inputs(p)
-    p.add_argument("--placement", required=True, metavar="RESULT.json",
-                   help="a placer.result/v1 document (its placement, per-device order and routes are replayed)")
+    p.add_argument("--placement", required=True, metavar="PLACEMENT.json",
+                   help="a placer.result/v1 document (its placement, per-device order and routes are replayed), "
+                        '{"placement": {op: device}, "order": {device: [op, ...]}} (order optional) '
+                        "or a bare map {op: device}")
     p.add_argument("--contention", action="store_true", help="one transfer at a time per link direction (FIFO)")
     p.add_argument("--fifo", action="store_true",
-                   help="ignore the result's order: each device runs its ready ops first come, first served")
+                   help="ignore any given order: each device runs its ready ops first come, first served")
     p.add_argument("-o", "--output", metavar="OUT.json", help="write the simulation report")
     add_outputs(p)
     p.set_defaults(func=run)
@@ -27,16 +29,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     graph = resolve_graph(args.graph)
     hardware = resolve_hardware(args.hardware)
-    result = parse_result(load_json(args.placement))
-    if not result.placement:
-        raise InputError(f"{args.placement}: the result has no placement (status {result.status})")
-    order = None
-    if not args.fifo and result.schedule:
-        order = {}
-        for entry in sorted(result.schedule, key=lambda e: (e.start_ms, e.end_ms)):
-            order.setdefault(entry.device, []).append(entry.op)
-    routes = {(t.src, t.dst): t.route for t in result.transfers}
-    report = simulate(graph, hardware, result.placement, order, contention=args.contention, routes=routes)
+    plan = parse_placement_document(load_json(args.placement), what=str(args.placement))
+    if args.fifo:
+        plan = replace(plan, order=None)
+    report = replay(graph, hardware, plan, contention=args.contention)
     print(f"simulated makespan {report.makespan_ms:.6g} ms ({report.policy} order, "
           f"{'with' if report.contention else 'no'} link contention)")
     for device, util in report.device_utilisation.items():

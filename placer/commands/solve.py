@@ -7,7 +7,7 @@ import sys
 from placer.commands._common import EXIT_BY_STATUS, add_inputs, add_outputs, write_json, write_pictures
 from placer.engine import PlaceOptions, Progress, place
 from placer.resolve import resolve_graph, resolve_hardware
-from placer.simulator import simulate
+from placer.replay import replay, replay_plan
 from placer.summary import format_summary
 
 
@@ -22,7 +22,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--routing", default=defaults.routing, choices=["shortest", "flow"],
                    help="MILP routing: fixed minimum-delay routes, or the paper's per-edge link flow")
     p.add_argument("--contention", action="store_true",
-                   help="replay the answer with link contention for the trace and Gantt chart")
+                   help="report simulated utilisation and link times under link contention, and "
+                        "replay the answer with it for the trace and Gantt chart")
     p.add_argument("--relative-gap", type=float, default=defaults.relative_gap)
     p.add_argument("--threads", type=int, default=defaults.threads)
     p.add_argument("--seed", type=int, default=defaults.seed)
@@ -67,10 +68,6 @@ def run(args: argparse.Namespace) -> int:
     if args.output:
         write_json(args.output, result.model_dump(mode="json"))
     if result.makespan_ms is not None and (args.trace or args.gantt):
-        order: dict[str, list[str]] = {}
-        for entry in result.schedule:
-            order.setdefault(entry.device, []).append(entry.op)
-        routes = {(t.src, t.dst): t.route for t in result.transfers}
-        report = simulate(graph, hardware, result.placement, order, contention=args.contention, routes=routes)
+        report = replay(graph, hardware, replay_plan(result), contention=args.contention)
         write_pictures(args, report, f"{graph.name} on {hardware.name} ({result.solver})")
     return EXIT_BY_STATUS[result.status]

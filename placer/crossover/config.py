@@ -61,6 +61,20 @@ class EpochsSpec(_Strict):
     by_global_batch: dict[Count, Positive] | None = None
     mini_batch: Count | None = None
 
+    @model_validator(mode="before")
+    @classmethod
+    def _not_flat(cls, raw: Any) -> Any:
+        """A flat {key: epochs} map does not say what it is keyed by: say how to write it."""
+        if (isinstance(raw, dict) and raw and not set(raw) & {"by_width", "by_global_batch", "mini_batch"}
+                and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in raw.values())):
+            example = ", ".join(f'"{k}": {v}' for k, v in list(raw.items())[:3])
+            raise ValueError(
+                f"a flat map of epochs ({{{example}}}) does not say what it is keyed by: write "
+                f"{{\"by_width\": {{{example}}}}} when the keys are data-parallel widths N, or "
+                f"{{\"by_global_batch\": {{...}}, \"mini_batch\": B}} when they are global batch sizes N x B"
+            )
+        return raw
+
     @model_validator(mode="after")
     def _one_table(self) -> EpochsSpec:
         given = [name for name in ("by_width", "by_global_batch") if getattr(self, name) is not None]
