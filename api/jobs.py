@@ -31,6 +31,7 @@ from api.metrics import ServiceMetrics
 from api.pool import Outcome, WorkerProcess, WorkerStartError, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore
+from placer.schema import ResultSpec
 
 __all__ = ["Job", "JobManager", "final_answer"]
 
@@ -351,28 +352,20 @@ class JobManager:
                 "type": "WorkerFailedError", "code": "worker_failed", "detail": outcome.detail})
 
     def _stopped_result(self, job: Job, outcome: Outcome, stopped_by: str) -> dict[str, Any]:
-        """The answer of a placement whose worker was killed: the latest validated incumbent as
-        `feasible` with its gap against the best bound seen, or `no_solution`."""
+        """The answer of a placement whose worker was killed: the latest incumbent as the engine
+        validated it (`feasible`), given the best bound seen since, or `no_solution`."""
         why = {"deadline": f"the deadline ({job.time_limit_s:g} s time limit + "
                            f"{self.settings.deadline_grace_s:g} s grace) passed",
                "cancel": "the job was cancelled",
                "worker_died": outcome.detail}[stopped_by]
         if job.incumbent is None:
-            return {"format": "placer.result/v1", "status": "no_solution", "solver": job.solver,
-                    "lower_bound_ms": job.bound_ms, "solve_time_s": outcome.elapsed_s,
-                    "reason": f"{why} before any placement was found", "stopped_by": stopped_by}
-        result = copy.deepcopy(job.incumbent)
-        makespan = result.get("makespan_ms")
-        if result.get("status") != "optimal" and makespan:
-            bound = max(result.get("lower_bound_ms") or 0.0, job.bound_ms or 0.0)
-            bound = min(bound, makespan)
-            result["status"] = "feasible"
-            result["lower_bound_ms"] = bound
-            result["gap"] = (makespan - bound) / makespan
-        result["solve_time_s"] = outcome.elapsed_s
-        result["stopped_by"] = stopped_by
-        result["note"] = f"{why}; this is the best validated placement found until then"
-        return result
+            result = ResultSpec(status="no_solution", solver=job.solver, lower_bound_ms=job.bound_ms,
+                                reason=f"{why} before any placement was found")
+        else:
+            result = ResultSpec.model_validate(job.incumbent).with_bound(job.bound_ms).model_copy(
+                update={"note": f"{why}; this is the best validated placement found until then"})
+        update = {"solve_time_s": outcome.elapsed_s, "stopped_by": stopped_by}
+        return result.model_copy(update=update).model_dump(mode="json")
 
     def _interrupt(self, job: Job) -> None:
         """Shutdown during a job: a persistent one is marked interrupted (re-queued at the next

@@ -37,6 +37,7 @@ from placer.schema import (
     ScheduleEntry,
     SimulationSummary,
     TransferEntry,
+    relative_gap,
 )
 from placer.simulator import simulate_problem
 from placer.stats import SolveStats
@@ -274,7 +275,7 @@ class _Run:
             solver=self.options.solver,
             makespan_ms=makespan,
             lower_bound_ms=bound,
-            gap=(makespan - bound) / makespan if makespan > 0 else 0.0,
+            gap=relative_gap(makespan, bound),
             single_device_ms=single.makespan_ms if single else None,
             speedup=single.makespan_ms / makespan if single and makespan > 0 else None,
             solve_time_s=self.elapsed(),

@@ -33,6 +33,7 @@ __all__ = [
     "SimulationSummary",
     "SolveStats",
     "ResultSpec",
+    "relative_gap",
     "parse_graph",
     "parse_hardware",
     "parse_result",
@@ -275,6 +276,23 @@ class ResultSpec(BaseModel):
     stopped_by: Literal["deadline", "cancel", "worker_died"] | None = Field(
         None, description="a service job stopped from outside: its best placement until then")
     note: str | None = None
+
+    def with_bound(self, bound_ms: float | None) -> ResultSpec:
+        """This result given a lower bound proven after it was made (a service job's later
+        progress): the bound and gap the engine gives a makespan against that bound."""
+        if bound_ms is None or self.makespan_ms is None or bound_ms <= (self.lower_bound_ms or 0.0):
+            return self
+        bound = min(bound_ms, self.makespan_ms)
+        return self.model_copy(update={"lower_bound_ms": bound, "gap": relative_gap(self.makespan_ms, bound)})
+
+
+def relative_gap(makespan_ms: float, bound_ms: float) -> float:
+    """`gap` of a result: how far the makespan may be above the optimum, as a share of it.
+
+    >>> relative_gap(10.0, 8.0)
+    0.2
+    """
+    return (makespan_ms - bound_ms) / makespan_ms if makespan_ms > 0 else 0.0
 
 
 # --------------------------------------------------------------------------- parsing
