@@ -12,7 +12,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from placer.errors import InputError
-from placer.schema import RESULT_FORMAT, GraphSpec, HardwareSpec, ResultSpec, format_validation_error, parse_result
+from placer.schema import (
+    RESULT_FORMAT,
+    GraphSpec,
+    HardwareSpec,
+    ResultSpec,
+    format_validation_error,
+    parse_result,
+)
 from placer.simulator import SimulationReport, simulate
 
 __all__ = ["ReplayPlan", "parse_placement_document", "replay", "replay_plan"]

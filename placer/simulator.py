@@ -10,6 +10,7 @@ effect the paper's model (and so the solvers) leave out.
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections import defaultdict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -142,7 +143,7 @@ def _checked_route(problem: Problem, edge: tuple[str, str], route: tuple[str, ..
     where = f"route of edge {edge[0]} -> {edge[1]}"
     if len(route) < 2 or route[0] != problem.devices[src] or route[-1] != problem.devices[dst]:
         raise InputError(f"{where}: {list(route)} must run from {problem.devices[src]!r} to {problem.devices[dst]!r}")
-    for a, b in zip(route, route[1:]):
+    for a, b in itertools.pairwise(route):
         try:
             problem.router.link(a, b)
         except KeyError:

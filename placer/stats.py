@@ -82,7 +82,7 @@ class SolveStats(BaseModel):
     neighbourhood_no_answer: int | None = None
 
     @model_serializer(mode="wrap")
-    def _drop_unset(self, handler: SerializerFunctionWrapHandler):  # noqa: ANN202
+    def _drop_unset(self, handler: SerializerFunctionWrapHandler):
         """Leave out what the run never reached, as the untyped stats did. (No return
         annotation: with one, pydantic would describe `stats` in OpenAPI by it, not by the fields.)"""
         return {k: v for k, v in handler(self).items() if v is not None}

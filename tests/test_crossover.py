@@ -685,7 +685,7 @@ def test_every_example_parses() -> None:
         assert math.isfinite(example(name).epochs.points[min(example(name).epochs.points)])
 
 
-def test_a_flat_epochs_map_is_told_to_use_by_width_or_by_global_batch(tmp_path: Path, capsys) -> None:  # noqa: ANN001
+def test_a_flat_epochs_map_is_told_to_use_by_width_or_by_global_batch(tmp_path: Path, capsys) -> None:
     with pytest.raises(InputError) as caught:
         parse_config(base_config(epochs={"1": 2.0, "8": 4.0}))
     message = str(caught.value)

@@ -6,8 +6,8 @@ import sys
 
 from placer.commands._common import EXIT_BY_STATUS, add_inputs, add_outputs, write_json, write_pictures
 from placer.engine import PlaceOptions, Progress, place
-from placer.resolve import resolve_graph, resolve_hardware
 from placer.replay import replay, replay_plan
+from placer.resolve import resolve_graph, resolve_hardware
 from placer.summary import format_summary
 
 
