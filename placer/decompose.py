@@ -44,6 +44,7 @@ from placer.formulations.cpsat_model import (
 )
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, retime
+from placer.stats import SolveStats
 
 __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
@@ -186,7 +187,7 @@ class _ComponentAnswer:
 class DecomposedAnswer:
     bound_ms: float
     schedule: Schedule | None
-    stats: dict[str, Any] = field(default_factory=dict)
+    stats: SolveStats = field(default_factory=SolveStats)  # its decomposition_* fields
 
 
 def _local_segments(dec: Decomposition, comp: list[int]) -> list[tuple[int, list[int], int | None, int | None]]:
@@ -556,12 +557,14 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
                _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
                for c, comp in enumerate(dec.components)]
     bound = cut_ms + sum(a.bound_ms for a in answers)
-    stats = {"cuts": len(dec.cuts), "components": len(dec.components), "distinct_components": len(distinct),
-             "largest_component_ops": max(sizes, default=0),
-             "dangling_ops": len(dec.dangling), "components_optimal": sum(a.optimal for a in answers),
-             "decomposition_bound_ms": bound, "decomposition_s": budget.spent() - began}
-    stats["component_status"] = [a.status for a in answers]
-    stats["parts_ms"] = cut_ms + sum(a.objective_ms for a in answers)
+    stats = SolveStats(
+        decomposition_cuts=len(dec.cuts), decomposition_components=len(dec.components),
+        decomposition_distinct_components=len(distinct), decomposition_largest_component_ops=max(sizes, default=0),
+        decomposition_dangling_ops=len(dec.dangling),
+        decomposition_components_optimal=sum(a.optimal for a in answers),
+        decomposition_bound_ms=bound, decomposition_s=budget.spent() - began,
+        decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
+    )
     if any(not a.device_of_group for a in answers):
         return DecomposedAnswer(bound, None, stats)
 
@@ -590,10 +593,10 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             share = max(0.1, (deadline - budget.spent()) / (len(dec.components) - len(done) + 1))
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
             if not ans.device_of_group:
-                stats["failed"] = f"component {c} cannot be fitted: {ans.status}"
+                stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"
                 return DecomposedAnswer(bound, None, stats)
             sigma = list(range(problem.n_devices))
-            stats["refitted_components"] = stats.get("refitted_components", 0) + 1
+            stats.decomposition_refitted_components = (stats.decomposition_refitted_components or 0) + 1
         for g, d in ans.device_of_group.items():
             if g not in assigned:
                 assigned[g] = sigma[d]
@@ -614,5 +617,5 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             order[device[k]].append(k)
     solution = _insert_dangling(problem, dec, device, order)
     schedule = retime(problem, solution)
-    stats["stitched_ms"] = schedule.makespan_ms
+    stats.decomposition_stitched_ms = schedule.makespan_ms
     return DecomposedAnswer(bound, schedule, stats)

@@ -446,8 +446,7 @@ def _try_decomposition(run: _Run) -> bool:
     run.report(f"decomposition: {len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
     answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None)
-    run.stats.record(**{f"decomposition_{k}" if not k.startswith("decomposition") else k: v
-                        for k, v in answer.stats.items() if not isinstance(v, list)})
+    run.stats.record(**answer.stats.model_dump())
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best
     run.offer(answer.schedule, "decomposition")

@@ -98,11 +98,11 @@ def test_same_shaped_components_are_solved_once_with_the_same_answer(hw: dict, m
     p = build_problem(g, hw)
     dec = decompose(p)
     reused = solve_decomposed(p, dec, Budget(20, threads=1), 20, heft(p).solution)
-    assert reused.stats["components"] == 5 and reused.stats["distinct_components"] < 5
+    assert reused.stats.decomposition_components == 5 and reused.stats.decomposition_distinct_components < 5
     calls = iter(range(10**6))
     monkeypatch.setattr(decompose_module, "_shape", lambda *_: next(calls))  # every component distinct
     alone = solve_decomposed(p, dec, Budget(20, threads=1), 20, heft(p).solution)
-    assert alone.stats["distinct_components"] == 5
+    assert alone.stats.decomposition_distinct_components == 5
     assert reused.bound_ms == pytest.approx(alone.bound_ms)
     assert reused.schedule is not None and alone.schedule is not None
     assert reused.schedule.makespan_ms == pytest.approx(alone.schedule.makespan_ms)
