@@ -187,6 +187,10 @@ class _ComponentAnswer:
 class DecomposedAnswer:
     bound_ms: float
     schedule: Schedule | None
+    # where memory binds: the same components stitched with the time cuts kept on their
+    # chain's device (memory left to placer.repair), which beats moving a cut whose
+    # tensors are big (GPT's logits: 16 ms each way)
+    alternative: Schedule | None = None
     stats: SolveStats = field(default_factory=SolveStats)  # its decomposition_* fields
 
 
@@ -350,9 +354,15 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
                             run.status.value == "optimal", run.status.value)
 
 
-def _automorphism(problem: Problem, fixed: dict[int, int]) -> list[int] | None:
+def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | None = None,
+                  room: list[float] | None = None) -> list[int] | None:
     """A permutation of devices preserving durations, memory and route costs, with sigma[a] = b
-    for every (a, b) in `fixed`; None when there is none."""
+    for every (a, b) in `fixed`; None when there is none.
+
+    With `load` (memory a component puts on each device) and `room` (memory left per device),
+    the heaviest devices are mapped first, each to the device with the most room that keeps
+    an automorphism: copies of a repeated block then spread their memory over the machine
+    instead of piling it on the same devices."""
     n = problem.n_devices
     prof = problem.router.cost_profile
     names = problem.devices
@@ -378,12 +388,16 @@ def _automorphism(problem: Problem, fixed: dict[int, int]) -> list[int] | None:
         if not compatible(a, sigma[a]) or not consistent(a):
             return None
     free = [a for a in range(n) if sigma[a] < 0]
+    targets = list(range(n))
+    if load is not None and room is not None:
+        free.sort(key=lambda a: (-load[a], a))
+        targets.sort(key=lambda b: (-room[b], b))
 
     def extend(i: int) -> bool:
         if i == len(free):
             return True
         a = free[i]
-        for b in range(n):
+        for b in targets:
             if not used[b] and compatible(a, b):
                 sigma[a], used[b] = b, True
                 if consistent(a) and extend(i + 1):
@@ -411,6 +425,10 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     sources: list[int] = []
     sinks: list[int] = []
     heads: list[list[int]] = [[] for _ in problem.devices]
+    used = [0] * problem.n_devices
+    for k, d in enumerate(device):
+        if d >= 0:
+            used[d] += problem.memory_bytes[k]
     for k in dec.dangling:
         g = problem.group[k]
         mates = [x for x in problem.groups[g] if x not in dangling]
@@ -426,6 +444,8 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
             device[k] = device[neighbours[0]] if neighbours and device[neighbours[0]] >= 0 else -1
             if device[k] not in problem.allowed[g]:
                 device[k] = problem.allowed[g][0]
+            device[k] = _with_room(problem, g, device[k], used)
+        used[device[k]] += problem.memory_bytes[k]
         before = all(problem.edges[i].src in dangling for i in problem.preds[k]) and not all(
             problem.edges[i].dst in dangling for i in problem.succs[k])
         (sources if before else sinks).append(k)
@@ -460,6 +480,23 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     return Solution(device=device, order=order)
 
 
+def _with_room(problem: Problem, g: int, preferred: int, used: list[int]) -> int:
+    """`preferred` when group g fits there, else the nearest allowed device where it fits
+    (a weight update beside a full device would overflow it); `preferred` when none fits."""
+    need = problem.group_memory_bytes(g)
+
+    def room(d: int) -> float:
+        cap = problem.capacity_bytes[d]
+        return math.inf if cap is None else cap - used[d]
+
+    if room(preferred) >= need:
+        return preferred
+    fitting = [d for d in problem.allowed[g] if room(d) >= need]
+    src = problem.devices[preferred]
+    return min(fitting, key=lambda d: (problem.router.delay_ms(1_000_000, src, problem.devices[d]), -room(d), d),
+               default=preferred)
+
+
 class _Assignment(dict):
     """Group -> device while stitching, with the memory each device holds so far.
 
@@ -483,11 +520,11 @@ class _Assignment(dict):
         cap = self.problem.capacity_bytes[d]
         return math.inf if cap is None else cap - self.used[d]
 
-    def follow(self, g: int, prev: int) -> None:
+    def follow(self, g: int, prev: int, memory_aware: bool = True) -> None:
         p = self.problem
         allowed = p.allowed[g]
         need = p.group_memory_bytes(g)
-        if prev in allowed and self.room(prev) >= need:
+        if prev in allowed and (self.room(prev) >= need or not memory_aware):
             self[g] = prev
             return
         fitting = [d for d in allowed if self.room(d) >= need]
@@ -565,10 +602,27 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_bound_ms=bound, decomposition_s=budget.spent() - began,
         decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
     )
-    if any(not a.device_of_group for a in answers):
-        return DecomposedAnswer(bound, None, stats)
+    memory_binds = any(cap is not None and cap < sum(problem.memory_bytes) for cap in problem.capacity_bytes)
+    schedule = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds)
+    alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds,
+                          cuts_follow_memory=False) if memory_binds else None
+    if schedule is not None:
+        stats.decomposition_stitched_ms = schedule.makespan_ms
+    return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative)
 
-    # stitch: walk time order, relabel each component onto the cut devices already chosen
+
+def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,
+            deadline: float, stats: SolveStats, balance_memory: bool, cuts_follow_memory: bool = True
+            ) -> Schedule | None:
+    """One schedule of the whole graph from the components' answers, or None (stats say why).
+
+    With `balance_memory` (some device cannot hold the graph) each component is relabelled
+    onto the devices with the most room (`_automorphism`); `cuts_follow_memory`: see
+    `_Assignment.follow`."""
+    if any(not a.device_of_group for a in answers):
+        return None
+
+    # walk time order, relabel each component onto the cut devices already chosen
     assigned = _Assignment(problem)
     device = [-1] * problem.n_ops
     comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
@@ -577,7 +631,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         entry, _ = dec.boundary(j)
         if entry is not None and problem.group[entry] not in assigned:
             prev = device[dec.cuts[dec.cuts.index(entry) - 1]] if dec.cuts.index(entry) > 0 else 0
-            assigned.follow(problem.group[entry], prev)
+            assigned.follow(problem.group[entry], prev, cuts_follow_memory)
         if entry is not None:
             device[entry] = assigned[problem.group[entry]]
         c = comp_of_segment.get(j)
@@ -586,7 +640,14 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         done.add(c)
         ans = answers[c]
         fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
-        sigma = _automorphism(problem, fixed) if len(set(fixed.values())) == len(fixed) else None
+        load = room = None
+        if balance_memory:
+            load = [0] * problem.n_devices
+            for g, d in ans.device_of_group.items():
+                if g not in assigned:
+                    load[d] += problem.group_memory_bytes(g)
+            room = [assigned.room(d) for d in range(problem.n_devices)]
+        sigma = _automorphism(problem, fixed, load, room) if len(set(fixed.values())) == len(fixed) else None
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
@@ -594,7 +655,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
             if not ans.device_of_group:
                 stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"
-                return DecomposedAnswer(bound, None, stats)
+                return None
             sigma = list(range(problem.n_devices))
             stats.decomposition_refitted_components = (stats.decomposition_refitted_components or 0) + 1
         for g, d in ans.device_of_group.items():
@@ -616,6 +677,4 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         for k in sorted(ops, key=lambda k: (local.get((j, k), 0.0), problem.time_ms[k][device[k]] > 0, k)):
             order[device[k]].append(k)
     solution = _insert_dangling(problem, dec, device, order)
-    schedule = retime(problem, solution)
-    stats.decomposition_stitched_ms = schedule.makespan_ms
-    return DecomposedAnswer(bound, schedule, stats)
+    return retime(problem, solution)

@@ -182,10 +182,12 @@ class _Run:
         if bound_ms > self.bound_ms:
             self.bound_ms, self.bound_source = bound_ms, source
 
-    def offer(self, candidate: Solution | Schedule | None, source: str) -> Schedule | None:
+    def offer(self, candidate: Solution | Schedule | None, source: str,
+              may_overflow: bool = False) -> Schedule | None:
         """Check a strategy's candidate: re-time it, repair its memory if needed, keep it
         when it is the best so far. An invalid candidate is rejected (counted, logged, and
-        in strict mode an error), never returned."""
+        in strict mode an error), never returned. A candidate that `may_overflow` (built
+        leaving memory to the repair on purpose) is only counted when the repair fails."""
         if candidate is None:
             return None
         p = self.problem
@@ -196,6 +198,9 @@ class _Run:
                 if any(memory_overflow(p, device)) and _groups_and_pins_hold(p, device):
                     seconds = math.inf if self.options.deterministic else self.strategy.repair_time_s
                     repaired = repair_memory(p, schedule, seconds, max_moves=self.strategy.repair_max_moves)
+                    if repaired is None and may_overflow:
+                        self.stats.count("unrepaired_candidates", source)
+                        return None
                     if repaired is None:
                         self.reject(source, "exceeds device memory and the repair found no fitting placement",
                                     schedule.solution)
@@ -450,6 +455,7 @@ def _try_decomposition(run: _Run) -> bool:
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best
     run.offer(answer.schedule, "decomposition")
+    run.offer(answer.alternative, "decomposition", may_overflow=True)
     if run.best is not before and run.best is not None:
         run.report("decomposition incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
     return True

@@ -38,6 +38,9 @@ class SolveStats(BaseModel):
                                                        "was repaired by moving groups")
     rejected_candidates: dict[str, int] | None = Field(None, description="invalid candidates discarded "
                                                        "(a bug in that strategy; logged with a reproducer)")
+    unrepaired_candidates: dict[str, int] | None = Field(
+        None, description="candidates built to overflow memory on purpose (left to the repair) that the "
+        "repair could not fit: discarded, not a bug")
     # the exact model
     variables: int | None = Field(None, description="variables of the exact model")
     constraints: int | None = Field(None, description="constraints of the exact model")
@@ -94,8 +97,9 @@ class SolveStats(BaseModel):
                 raise AttributeError(f"SolveStats has no field {name!r}")
             setattr(self, name, value)
 
-    def count(self, field: Literal["repaired_candidates", "rejected_candidates"], source: str) -> None:
-        """One more repaired or rejected candidate from `source`."""
+    def count(self, field: Literal["repaired_candidates", "rejected_candidates", "unrepaired_candidates"],
+              source: str) -> None:
+        """One more repaired, rejected or unrepaired candidate from `source`."""
         counts = dict(getattr(self, field) or {})
         counts[source] = counts.get(source, 0) + 1
         setattr(self, field, counts)

@@ -123,3 +123,46 @@ def test_engine_answer_built_from_copied_components_is_valid() -> None:
     assert stats["decomposition_components"] == 17 and stats["decomposition_distinct_components"] <= 3
     assert check_result(g, hw, r) == []
     assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
+
+
+def test_relabelling_maps_the_heaviest_devices_to_the_most_room() -> None:
+    """Where memory binds, copies of a block go where there is room (4 interchangeable GPUs)."""
+    from placer.decompose import _automorphism
+
+    p = build_problem(parse_graph(graph([("a", 1.0)], [])), parse_hardware(fully_connected_hardware(4)))
+    load, room = [0, 5, 1, 3], [0.0, 1.0, 10.0, 7.0]
+    assert _automorphism(p, {0: 0}, load, room) == [0, 2, 1, 3]
+    assert _automorphism(p, {0: 0}) == [0, 1, 2, 3]
+
+
+def _memory_tight_training(blocks: int, devices: int) -> tuple[dict, dict]:
+    doc = training_step(repeated_diamonds(blocks))
+    for op in doc["ops"]:
+        op["memory_bytes"] = 1_000
+    hw = fully_connected_hardware(devices)
+    for device in hw["devices"]:
+        device["memory_bytes"] = 1_000 * len(doc["ops"]) * 6 // (5 * devices)  # 1.2 x an even share
+    return doc, hw
+
+
+def test_where_memory_binds_the_stitch_also_keeps_the_cuts_on_their_chain() -> None:
+    """The second stitch leaves memory to the repair instead of moving time cuts (and their
+    tensors) to other devices; where memory does not bind there is only one."""
+    doc, hw = _memory_tight_training(6, 3)
+    p = build_problem(parse_graph(doc), parse_hardware(hw))
+    dec = decompose(p)
+    answer = solve_decomposed(p, dec, Budget(4, deterministic=True, threads=1), 4, heft(p).solution)
+    assert answer.schedule is not None and answer.alternative is not None
+    assert {answer.alternative.solution.device[c] for c in dec.cuts} == {0}
+    roomy = build_problem(parse_graph(doc), parse_hardware(fully_connected_hardware(3)))
+    unbound = solve_decomposed(roomy, decompose(roomy), Budget(4, deterministic=True, threads=1), 4, None)
+    assert unbound.alternative is None
+
+
+def test_engine_answers_are_valid_where_memory_binds_the_decomposition() -> None:
+    doc, hw = _memory_tight_training(17, 3)  # 104 ops: place() decomposes
+    g, h = parse_graph(doc), parse_hardware(hw)
+    r = place(g, h, PlaceOptions(time_limit_s=8, threads=1, deterministic=True))
+    assert check_result(g, h, r) == []
+    assert r.stats.decomposition_components and r.stats.rejected_candidates is None
+    assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
