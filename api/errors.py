@@ -13,7 +13,17 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from placer.errors import InputError, PlacerError, SolutionCheckError, UnknownPresetError
+from placer.errors import (
+    DuplicateKeyError,
+    InputError,
+    InvalidJsonError,
+    InvalidTextError,
+    PlacerError,
+    SolutionCheckError,
+    UnknownModelError,
+    UnknownPresetError,
+)
+from placer.schema import error_message
 
 __all__ = [
     "DeadlineExceededError",
@@ -88,6 +98,10 @@ class DeadlineExceededError(ServiceError):
 # The one table: walk the exception's MRO, the first class listed wins (subclasses first).
 _HTTP_STATUS: dict[type[BaseException], int] = {
     UnknownPresetError: 404,
+    UnknownModelError: 404,
+    DuplicateKeyError: 422,
+    InvalidTextError: 422,
+    InvalidJsonError: 400,
     LimitExceededError: 422,
     InputError: 422,
     SolutionCheckError: 500,
@@ -166,7 +180,7 @@ def validation_detail(errors: list[dict[str, Any]], body: Any) -> str:
             where = f"{loc[0]} parameter {'.'.join(map(str, loc[1:]))}"
         else:
             where = _where(body, loc)
-        msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
+        msg = error_message(err)
         lines.append(f"{where}: {msg}" if where else msg)
     if len(errors) > 20:
         lines.append(f"... and {len(errors) - 20} more problems")

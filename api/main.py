@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 import placer
+from api.docs import install_docs
 from api.errors import install_error_handlers
 from api.jobs import JobManager
 from api.metrics import ServiceMetrics
@@ -51,12 +52,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             await run_in_threadpool(manager.stop)
             log.info("placer service stopped")
 
-    app = FastAPI(title="placer", version=placer.__version__, description=_DESCRIPTION, lifespan=lifespan)
+    app = FastAPI(title="placer", version=placer.__version__, description=_DESCRIPTION, lifespan=lifespan,
+                  docs_url=None, redoc_url=None)  # /docs from the package's own assets (api/docs.py)
     app.state.settings = settings
     app.state.jobs = manager
     app.state.metrics = metrics
     app.state.solvers = {}
     install_error_handlers(app)
+    install_docs(app)
     for module in (placements, jobs, simulations, validations, crossover, hardware, models, health):
         app.include_router(module.router)
     app.add_middleware(ServiceMiddleware, settings=settings, metrics=metrics)

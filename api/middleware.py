@@ -1,28 +1,33 @@
 """The outermost layer of every request (plain ASGI, so it sees the raw body as it streams):
-request id, API key, body size and JSON sanity, access log and request metrics.
+request id, Host check, API key, body size and JSON sanity, access log and request metrics.
 
-Order: the API key is checked before any body is read, the body is bounded while it is read
-(413 without buffering more than the limit), and JSON that Python would parse into NaN,
-infinities or a recursion error is refused here with a sentence instead of a 500 later.
+Order: the Host header is checked first (a page whose name was re-pointed at 127.0.0.1 by DNS
+rebinding sends its own name: 421), then the API key, before any body is read; the body is
+bounded while it is read (413 without buffering more than the limit), and JSON that Python
+would read wrongly (NaN, overflowing numbers, repeated keys, lone surrogates, deep nesting) is
+refused here by `placer.jsondoc` with a sentence instead of a 500 later.
 """
 from __future__ import annotations
 
 import hmac
+import ipaddress
 import json
 import logging
-import math
 import re
 import time
 import uuid
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 
-from api.errors import error_body
+from api.errors import error_body, http_status
 from api.logs import request_id_var
 from api.metrics import ServiceMetrics
+from api.ratelimit import FailureLimiter
 from api.settings import Settings
+from placer.errors import InvalidJsonError
+from placer.jsondoc import parse_json
 
-__all__ = ["ServiceMiddleware", "json_depth"]
+__all__ = ["ServiceMiddleware", "allowed_hosts", "host_allowed"]
 
 log = logging.getLogger("api.access")
 
@@ -33,7 +38,11 @@ Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 _REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
-_OPEN_PATHS = ("/healthz",)
+# no data behind these: the docs page, its assets and the schema open in a browser without the key
+_OPEN_PATHS = ("/healthz", "/docs", "/openapi.json")
+_OPEN_PREFIXES = ("/static/swagger-ui/",)
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+_WILDCARD_BINDS = ("", "0.0.0.0", "::")
 _BODY_METHODS = ("POST", "PUT", "PATCH")
 
 
@@ -43,43 +52,37 @@ class _Reject(Exception):
         self.status, self.detail, self.code, self.headers = status, detail, code, headers or {}
 
 
-def json_depth(doc: Any, limit: int) -> int:
-    """Nesting depth of a parsed JSON document, counting stops once past `limit`."""
-    deepest = 0
-    stack: list[tuple[Any, int]] = [(doc, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, (dict, list)):
-            deepest = max(deepest, depth)
-            if deepest > limit:
-                return deepest
-            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
-    return deepest
+def allowed_hosts(settings: Settings) -> frozenset[str] | None:
+    """The Host names the service answers (None: any): loopback, the bound host, PLACER_ALLOWED_HOSTS."""
+    extra = [_host_name(h) for h in settings.allowed_hosts.split(",") if h.strip()]
+    if "*" in extra:
+        return None
+    bound = [] if settings.host in _WILDCARD_BINDS else [_host_name(settings.host)]
+    return frozenset([*_LOOPBACK_NAMES, *bound, *extra])
 
 
-def _finite_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value):
-        raise ValueError(f"number {text[:40]} is too large for a 64-bit float")
-    return value
+def _host_name(host: str) -> str:
+    """"Name:8000" -> "name", "[::1]:8000" -> "::1", "::1" -> "::1"."""
+    name = host.strip().lower()
+    if name.startswith("["):
+        name = name[1:name.find("]")] if "]" in name else name[1:]
+    elif name.count(":") == 1:
+        name = name.split(":", 1)[0]
+    return name.rstrip(".")
 
 
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def _check_json(body: bytes, max_depth: int) -> None:
+def host_allowed(host: str, allowed: frozenset[str] | None) -> bool:
+    """Whether a Host header ("name", "name:port", "[v6]:port") names this service; any loopback
+    address literal is accepted (no DNS name is involved, so no rebinding)."""
+    if allowed is None:
+        return True
+    name = _host_name(host)
+    if name in allowed:
+        return True
     try:
-        doc = json.loads(body, parse_float=_finite_float, parse_constant=_no_constant)
-    except RecursionError:
-        raise _Reject(400, f"request body: JSON nested deeper than {max_depth} levels", "json_too_deep") from None
-    except json.JSONDecodeError as exc:
-        raise _Reject(400, f"request body is not valid JSON: {exc.msg} at line {exc.lineno} column "
-                      f"{exc.colno}", "invalid_json") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise _Reject(400, f"request body: {exc}", "invalid_json") from None
-    if json_depth(doc, max_depth) > max_depth:
-        raise _Reject(400, f"request body: JSON nested deeper than {max_depth} levels", "json_too_deep")
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
 
 
 class ServiceMiddleware:
@@ -88,7 +91,9 @@ class ServiceMiddleware:
         self.settings = settings
         self.metrics = metrics
         key = settings.api_key.get_secret_value() if settings.api_key else ""
-        self._expected = f"Bearer {key}".encode() if key else None
+        self._expected = key.encode() if key else None
+        self._hosts = allowed_hosts(settings)
+        self._failures = FailureLimiter(settings.auth_failure_burst, settings.auth_failure_refill_s)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -109,6 +114,7 @@ class ServiceMiddleware:
 
         try:
             try:
+                self._check_host(headers)
                 self._authorize(scope, headers)
                 if scope["method"] in _BODY_METHODS:
                     receive = await self._bounded_body(receive, headers)
@@ -128,10 +134,27 @@ class ServiceMiddleware:
                                        "client": client[0] if client else None})
             request_id_var.reset(token)
 
+    def _check_host(self, headers: dict[str, bytes]) -> None:
+        host = headers.get("host")
+        if host is not None and not host_allowed(host.decode("latin-1"), self._hosts):
+            raise _Reject(421, f"Host {host.decode('latin-1')[:100]!r} is not a name of this service; add it to "
+                          "PLACER_ALLOWED_HOSTS (comma-separated, or * for any) if it should be", "host_not_allowed")
+
     def _authorize(self, scope: Scope, headers: dict[str, bytes]) -> None:
-        if self._expected is None or scope["path"] in _OPEN_PATHS:
+        path = scope["path"]
+        if self._expected is None or path in _OPEN_PATHS or path.startswith(_OPEN_PREFIXES):
             return
-        if not hmac.compare_digest(headers.get("authorization", b""), self._expected):
+        client = scope.get("client")
+        addr = client[0] if client else "unknown"
+        wait_s = self._failures.retry_after_s(addr)
+        if wait_s:
+            raise _Reject(429, f"too many wrong API keys from {addr}: try again in {wait_s} s "
+                          "(PLACER_AUTH_FAILURE_BURST, PLACER_AUTH_FAILURE_REFILL_S)", "too_many_attempts",
+                          {"Retry-After": str(wait_s)})
+        # RFC 7235: the scheme is case-insensitive; one or more spaces before the key
+        scheme, _, key = headers.get("authorization", b"").partition(b" ")
+        if not (scheme.lower() == b"bearer" and hmac.compare_digest(key.strip(b" "), self._expected)):
+            self._failures.failed(addr)
             raise _Reject(401, "missing or wrong API key: send the header 'Authorization: Bearer <key>'",
                           "unauthorized", {"WWW-Authenticate": "Bearer"})
 
@@ -166,7 +189,10 @@ class ServiceMiddleware:
             if ctype != "application/json" and not ctype.endswith("+json"):
                 raise _Reject(415, f"Content-Type must be application/json, got {ctype!r} "
                               "(curl: -H 'Content-Type: application/json')", "unsupported_media_type")
-            _check_json(body, self.settings.max_json_depth)
+            try:
+                parse_json(body, "request body", self.settings.max_json_depth)
+            except InvalidJsonError as exc:
+                raise _Reject(http_status(exc), str(exc), exc.code) from None
         sent = False
 
         async def replay() -> Message:

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_validator
 
 from placer.engine import PlaceOptions
-from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry, TransferEntry
+from placer.schema import GraphSpec, HardwareSpec, Identifier, ResultSpec, ScheduleEntry, TransferEntry
 
 __all__ = [
     "EXAMPLE_GRAPH",
@@ -72,9 +72,11 @@ EXAMPLE_HARDWARE: dict[str, Any] = {
 
 
 class PlacementOptions(PlaceOptions):
-    """`placer.engine.PlaceOptions` plus `async`: answer 202 with a job instead of waiting."""
+    """`placer.engine.PlaceOptions` plus `async`: answer 202 with a job instead of waiting.
 
-    model_config = ConfigDict(extra="forbid", populate_by_name=False)
+    Strict, as every request model here: "10" is not a number and "yes" not a boolean."""
+
+    model_config = ConfigDict(extra="forbid", populate_by_name=False, strict=True)
 
     async_: bool = Field(False, alias="async", description="return 202 and a job id at once")
 
@@ -87,6 +89,7 @@ class PlacementRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={"examples": [
             {"graph": EXAMPLE_GRAPH, "hardware": EXAMPLE_HARDWARE, "options": {"solver": "cpsat", "time_limit_s": 5}},
             {"graph": EXAMPLE_GRAPH, "hardware": "dgx1_v100_quad", "options": {"async": True}},
@@ -155,6 +158,7 @@ class SimulationRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={"examples": [
             {"graph": EXAMPLE_GRAPH, "hardware": EXAMPLE_HARDWARE,
              "placement": {"a": "gpu0", "b": "gpu0", "c": "gpu1", "d": "gpu0"}, "contention": True},
@@ -163,8 +167,8 @@ class SimulationRequest(BaseModel):
 
     graph: GraphSpec
     hardware: HardwareRef
-    placement: dict[str, str] | None = Field(None, description="op id -> device id")
-    order: dict[str, list[str]] | None = Field(None, description="device id -> its ops in run order "
+    placement: dict[Identifier, Identifier] | None = Field(None, description="op id -> device id")
+    order: dict[Identifier, list[Identifier]] | None = Field(None, description="device id -> its ops in run order "
                                                "(default: first ready, first run)")
     result: ResultSpec | None = Field(None, description="a placer.result/v1 document instead of placement: "
                                       "its placement and per-device order are replayed")
@@ -208,6 +212,7 @@ class ValidationRequest(BaseModel):
 
     model_config = ConfigDict(
         extra="forbid",
+        strict=True,
         json_schema_extra={"examples": [{
             "graph": {"ops": [{"id": "a", "time_ms": 1.0}, {"id": "b", "time_ms": 2.0}],
                       "edges": [{"src": "a", "dst": "b", "bytes": 0}]},

@@ -41,6 +41,12 @@ class Settings(BaseSettings):
 
     api_key: SecretStr | None = Field(None, description="when set, every endpoint but /healthz needs "
                                       "`Authorization: Bearer <key>`")
+    auth_failure_burst: int = Field(10, ge=1, description="wrong or missing API keys a client address may send "
+                                    "before it gets 429 (a token bucket per address)")
+    auth_failure_refill_s: float = Field(6.0, gt=0, description="one more attempt comes back every this many "
+                                         "seconds")
+    allowed_hosts: str = Field("", description="comma-separated Host header names accepted besides the loopback "
+                               "names and the bound host (421 for others: DNS rebinding); `*` accepts any Host")
     log_level: str = Field("info", description="log level of the JSON logs")
     solve_target: str = Field(
         "api.solve:run_request", description="module:function a worker calls per request (tests swap it)"

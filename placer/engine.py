@@ -75,9 +75,9 @@ class PlaceOptions(BaseModel):
                              "under link contention (one transfer at a time per link direction)")
     relative_gap: float = Field(1e-4, ge=0, le=1)
     threads: int = Field(2, ge=1, le=64)
-    seed: int = Field(0, ge=0)
+    seed: int = Field(0, ge=0, le=2**31 - 1)  # CP-SAT's random_seed is an int32
     coarsen: Literal["off", "auto", "force"] = "auto"
-    coarsen_max_ops: int = Field(DEFAULT_MAX_OPS, ge=2)
+    coarsen_max_ops: int = Field(DEFAULT_MAX_OPS, ge=2, le=1_000_000)
     # CP-SAT work limits instead of wall time and fixed seeds: the same answer on any load
     deterministic: bool = False
 

@@ -11,6 +11,11 @@ __all__ = [
     "InvalidGraphError",
     "InvalidHardwareError",
     "UnknownPresetError",
+    "UnknownModelError",
+    "InvalidJsonError",
+    "JsonTooDeepError",
+    "DuplicateKeyError",
+    "InvalidTextError",
     "SolutionCheckError",
 ]
 
@@ -40,9 +45,39 @@ class InvalidHardwareError(InputError):
 
 
 class UnknownPresetError(InputError):
-    """A hardware preset or zoo model name that does not exist."""
+    """A hardware preset name that does not exist."""
 
     code = "unknown_preset"
+
+
+class UnknownModelError(InputError):
+    """A zoo model name that does not exist."""
+
+    code = "unknown_model"
+
+
+class InvalidJsonError(InputError):
+    """A document is not JSON, or JSON that Python would read wrongly (placer.jsondoc)."""
+
+    code = "invalid_json"
+
+
+class JsonTooDeepError(InvalidJsonError):
+    """JSON nested deeper than the reader accepts."""
+
+    code = "json_too_deep"
+
+
+class DuplicateKeyError(InvalidJsonError):
+    """A JSON object repeats a key: which value was meant is ambiguous, so neither is kept."""
+
+    code = "duplicate_key"
+
+
+class InvalidTextError(InvalidJsonError):
+    """A JSON string (or key) is not valid Unicode text (a lone surrogate such as \\ud800)."""
+
+    code = "invalid_text"
 
 
 class SolutionCheckError(PlacerError):

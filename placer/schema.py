@@ -5,7 +5,6 @@ Every rejection names the field and the op, edge or device it is about.
 """
 from __future__ import annotations
 
-import json
 from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -14,6 +13,7 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from placer.errors import InputError, InvalidGraphError, InvalidHardwareError
+from placer.jsondoc import parse_json
 from placer.stats import SolveStats
 
 __all__ = [
@@ -38,21 +38,42 @@ __all__ = [
     "parse_hardware",
     "parse_result",
     "load_json",
+    "error_message",
+    "LIMITS",
 ]
 
 GRAPH_FORMAT = "placer.graph/v1"
 HARDWARE_FORMAT = "placer.hardware/v1"
 RESULT_FORMAT = "placer.result/v1"
 
-# strict: a float field takes JSON numbers only (true and "1" are errors, ints are fine)
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False, strict=True)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False, strict=True)]
-Bytes = Annotated[int, Field(ge=0)]
-Identifier = Annotated[str, Field(min_length=1, max_length=256)]
+# Every number has a documented range (README "Input format"), wide enough for any machine and
+# model and narrow enough that every derived time stays a finite float and every memory sum an
+# int64 for CP-SAT: 10**400 bytes or 1e-300 GB/s are refused naming the field, not a 500 later.
+MAX_BYTES = 10**15            # memory_bytes, edge bytes: 1 PB
+MAX_TIME_MS = 1e9             # an op's time_ms (11.6 days)
+MAX_LATENCY_US = 1e9          # a link's latency (1,000 s)
+MAX_WORK = 1e24               # an op's flops and bytes_accessed
+MIN_RATE, MAX_RATE = 1e-6, 1e6  # peak_tflops, memory_bandwidth_gb_per_s, bandwidth_gb_per_s
+MIN_EFFICIENCY = 1e-3
+MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS = 256, 1024, 4096
+LIMITS = {"bytes": MAX_BYTES, "time_ms": MAX_TIME_MS, "latency_us": MAX_LATENCY_US, "work": MAX_WORK,
+          "rate": (MIN_RATE, MAX_RATE), "efficiency": (MIN_EFFICIENCY, 1.0), "id_chars": MAX_ID_CHARS,
+          "name_chars": MAX_NAME_CHARS, "text_chars": MAX_TEXT_CHARS}
+
+# strict (model config below): a number field takes JSON numbers only (true and "1" are errors;
+# ints are fine where floats are expected), a string field takes strings only
+TimeMs = Annotated[float, Field(ge=0, le=MAX_TIME_MS, allow_inf_nan=False)]
+Work = Annotated[float, Field(ge=0, le=MAX_WORK, allow_inf_nan=False)]
+Rate = Annotated[float, Field(ge=MIN_RATE, le=MAX_RATE, allow_inf_nan=False)]
+Bytes = Annotated[int, Field(ge=0, le=MAX_BYTES)]
+Identifier = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS)]
+Kind = Annotated[str, Field(max_length=MAX_ID_CHARS)]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS)]
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 # --------------------------------------------------------------------------- graph
@@ -62,11 +83,11 @@ class OpSpec(_Strict):
     """One operation of the training step."""
 
     id: Identifier
-    time_ms: NonNegative | None = None
-    flops: NonNegative | None = None
-    bytes_accessed: NonNegative | None = None
+    time_ms: TimeMs | None = None
+    flops: Work | None = None
+    bytes_accessed: Work | None = None
     memory_bytes: Bytes = 0
-    kind: str | None = None
+    kind: Kind | None = None
     group: Identifier | None = None
     device: Identifier | None = None
 
@@ -89,7 +110,7 @@ class GraphSpec(_Strict):
     """A training step as a dataflow graph (placer.graph/v1)."""
 
     format: Literal["placer.graph/v1"] = GRAPH_FORMAT
-    name: str = "graph"
+    name: Name = "graph"
     ops: list[OpSpec] = Field(min_length=1)
     edges: list[EdgeSpec] = Field(default_factory=list)
 
@@ -134,18 +155,18 @@ class DeviceSpec(_Strict):
     """A compute device (GPU). Rates are needed only for ops costed analytically."""
 
     id: Identifier
-    kind: str = "gpu"
+    kind: Kind = "gpu"
     memory_bytes: Bytes | None = None
-    peak_tflops: Positive | None = None
-    memory_bandwidth_gb_per_s: Positive | None = None
-    efficiency: Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)] = 1.0
+    peak_tflops: Rate | None = None
+    memory_bandwidth_gb_per_s: Rate | None = None
+    efficiency: Annotated[float, Field(ge=MIN_EFFICIENCY, le=1, allow_inf_nan=False)] = 1.0
 
 
 class SwitchSpec(_Strict):
     """A router node: forwards, computes nothing."""
 
     id: Identifier
-    kind: str | None = None
+    kind: Kind | None = None
 
 
 class LinkSpec(_Strict):
@@ -153,18 +174,18 @@ class LinkSpec(_Strict):
 
     a: Identifier
     b: Identifier
-    bandwidth_gb_per_s: Positive
-    latency_us: NonNegative = 0.0
-    kind: str | None = None
+    bandwidth_gb_per_s: Rate
+    latency_us: Annotated[float, Field(ge=0, le=MAX_LATENCY_US, allow_inf_nan=False)] = 0.0
+    kind: Kind | None = None
 
 
 class HardwareSpec(_Strict):
     """A machine as a hardware graph (placer.hardware/v1)."""
 
     format: Literal["placer.hardware/v1"] = HARDWARE_FORMAT
-    name: str = "hardware"
-    description: str | None = None
-    source: str | None = None
+    name: Name = "hardware"
+    description: Text | None = None
+    source: Text | None = None
     devices: list[DeviceSpec] = Field(min_length=1)
     switches: list[SwitchSpec] = Field(default_factory=list)
     links: list[LinkSpec] = Field(default_factory=list)
@@ -207,17 +228,21 @@ class HardwareSpec(_Strict):
 
 
 class ScheduleEntry(BaseModel):
-    op: str
-    device: str
+    model_config = ConfigDict(strict=True)
+
+    op: Identifier
+    device: Identifier
     start_ms: float
     end_ms: float
 
 
 class TransferEntry(BaseModel):
-    src: str
-    dst: str
+    model_config = ConfigDict(strict=True)
+
+    src: Identifier
+    dst: Identifier
     bytes: int
-    route: list[str]
+    route: list[Identifier]
     start_ms: float
     end_ms: float
 
@@ -252,22 +277,22 @@ class SimulationSummary(BaseModel):
 class ResultSpec(BaseModel):
     """A placement answer (placer.result/v1). Unknown keys (from other tools) are kept."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", strict=True)
 
     format: Literal["placer.result/v1"] = RESULT_FORMAT
     status: Literal["optimal", "feasible", "infeasible", "no_solution"]
-    solver: str
+    solver: Kind
     makespan_ms: float | None = None
     lower_bound_ms: float | None = None
     gap: float | None = None
     single_device_ms: float | None = None
     speedup: float | None = None
     solve_time_s: float = 0.0
-    placement: dict[str, str] = Field(default_factory=dict)
+    placement: dict[Identifier, Identifier] = Field(default_factory=dict)
     schedule: list[ScheduleEntry] = Field(default_factory=list)
     transfers: list[TransferEntry] = Field(default_factory=list)
-    memory_bytes: dict[str, int] = Field(default_factory=dict)
-    reason: str | None = None
+    memory_bytes: dict[Identifier, int] = Field(default_factory=dict)
+    reason: Text | None = None
     # how it was found (absent in results written by hand or by other tools)
     routing: Literal["shortest", "flow"] | None = Field(None, description="the routing option solved with")
     baselines: Baselines | None = None
@@ -275,7 +300,7 @@ class ResultSpec(BaseModel):
     stats: SolveStats | None = Field(None, description="how the solve went; keys of strategies that ran")
     stopped_by: Literal["deadline", "cancel", "worker_died"] | None = Field(
         None, description="a service job stopped from outside: its best placement until then")
-    note: str | None = None
+    note: Text | None = None
 
     def with_bound(self, bound_ms: float | None) -> ResultSpec:
         """This result given a lower bound proven after it was made (a service job's later
@@ -327,12 +352,21 @@ def _label(node: Any) -> str:
     return ""
 
 
+def error_message(err: Any) -> str:
+    """pydantic's message for one error, said plainly where it would mislead (10**400 for a float
+    field is "not a valid number" to pydantic: it is a number, too large)."""
+    value = err.get("input")
+    if err.get("type") == "float_type" and isinstance(value, int) and not isinstance(value, bool):
+        return f"number {str(value)[:20]}... ({len(str(value))} digits) is too large"
+    return str(err.get("msg", "invalid")).removeprefix("Value error, ")
+
+
 def format_validation_error(exc: ValidationError, raw: Any, what: str) -> str:
     """One line per problem, each naming where in the document it is."""
     lines = []
     for err in exc.errors():
         where = _describe(raw, tuple(err["loc"]))
-        msg = err["msg"].removeprefix("Value error, ")
+        msg = error_message(err)
         lines.append(f"{what}: {where}: {msg}" if where else f"{what}: {msg}")
     return "\n".join(lines)
 
@@ -362,12 +396,10 @@ def parse_result(raw: Any) -> ResultSpec:
 
 
 def load_json(path: str | Path) -> Any:
-    """Read a JSON file; a missing or broken file is an InputError naming it."""
+    """Read a JSON file strictly (placer.jsondoc: no NaN, no repeated keys, no lone surrogates);
+    a missing or broken file is an InputError naming it."""
     try:
-        text = Path(path).read_text()
+        data = Path(path).read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror}") from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}: not valid JSON: {exc}") from None
+    return parse_json(data, str(path))

@@ -46,7 +46,10 @@ def check_result(
     errors += [f"group {g!r} is split over {sorted(ds)}" for g, ds in group_devices.items() if len(ds) > 1]
 
     entries = {}
-    for entry in result.schedule:
+    for i, entry in enumerate(result.schedule):
+        if entry.op not in ops:  # not an overlap or a timing question: the op does not exist
+            errors.append(f"schedule[{i}] names unknown op {entry.op!r}")
+            continue
         if entry.op in entries:
             errors.append(f"op {entry.op!r} is scheduled twice")
         entries[entry.op] = entry

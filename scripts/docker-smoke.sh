@@ -22,6 +22,14 @@ BASE=docker.io/library/debian:bookworm-slim
 
 say() { printf '==> %s\n' "$*" >&2; }
 fail() { printf 'FAIL: %s\n' "$*" >&2; exit 1; }
+# The Debian mirror comes from DEBIAN_MIRROR or this machine's own apt sources, never from this
+# file: the first main-archive URI (not -security) in deb822 *.sources, else in one-line *.list.
+machine_mirror() {
+  { cat /etc/apt/sources.list.d/*.sources 2>/dev/null || true; } \
+    | awk '/^URIs:/ { for (i = 2; i <= NF; i++) if ($i !~ /security/) { print $i; exit } }' | grep . && return
+  { cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } \
+    | awk '$1 == "deb" { for (i = 2; i <= NF; i++) if ($i ~ /^[a-z]+:\/\//) { if ($i !~ /security/) { print $i; exit } break } }'
+}
 CTL=()
 SERVICE_PID=
 cleanup() {
@@ -46,8 +54,8 @@ else
   STORAGE=(--storage-driver overlay)
   mkdir -p "$CACHE"
   if ! podman "${STORAGE[@]}" image exists "$BASE"; then
-    MIRROR=${DEBIAN_MIRROR:-$(awk '/^URIs:/ {print $2; exit}' /etc/apt/sources.list.d/debian.sources 2>/dev/null || true)}
-    MIRROR=${MIRROR:-http://deb.debian.org/debian}
+    MIRROR=${DEBIAN_MIRROR:-$(machine_mirror)}
+    [ -n "$MIRROR" ] || fail "no Debian mirror in this machine's apt sources (/etc/apt/sources.list, /etc/apt/sources.list.d/): set DEBIAN_MIRROR=<your Debian mirror URL> (for example the one your apt uses)"
     if [ ! -f "$CACHE/rootfs.tar" ]; then
       say "building the base image $BASE with debootstrap from $MIRROR (a few minutes, once)"
       rm -rf "$CACHE/rootfs"

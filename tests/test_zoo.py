@@ -9,7 +9,7 @@ import networkx as nx
 import pytest
 
 from placer.cli import main
-from placer.errors import InputError, UnknownPresetError
+from placer.errors import InputError, UnknownModelError
 from placer.schema import parse_graph
 from placer.zoo import build, list_models, network, summarize
 
@@ -41,8 +41,8 @@ def test_list_models_names_every_model():
     assert list_models() == MODELS
 
 
-def test_unknown_model_is_an_unknown_preset_error_listing_the_known_ones():
-    with pytest.raises(UnknownPresetError, match=r"'resnet51'.*known models: alexnet, vgg16, resnet50"):
+def test_unknown_model_is_an_unknown_model_error_listing_the_known_ones():
+    with pytest.raises(UnknownModelError, match=r"'resnet51'.*known models: alexnet, vgg16, resnet50"):
         build("resnet51")
 
 

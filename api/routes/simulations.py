@@ -11,6 +11,7 @@ from api.inputs import check_limits, check_order, resolve_hardware_ref
 from api.routes import error_responses
 from api.schemas import SimulationReply, SimulationRequest
 from api.settings import Settings
+from placer.errors import InputError
 from placer.replay import ReplayPlan, replay, replay_plan
 
 __all__ = ["router"]
@@ -22,6 +23,11 @@ def _simulate(body: SimulationRequest, settings: Settings) -> dict[str, Any]:
     hardware = resolve_hardware_ref(body.hardware)
     check_limits(body.graph, hardware, settings)
     if body.result is not None:
+        known = {op.id for op in body.graph.ops}
+        for i, entry in enumerate(body.result.schedule):  # not an "order" problem: the op does not exist
+            if entry.op not in known:
+                raise InputError(f"result.schedule[{i}]: unknown op {entry.op!r} (not an op of graph "
+                                 f"{body.graph.name!r})")
         plan = replay_plan(body.result)  # the same order and routes as `placer simulate`
     else:
         assert body.placement is not None

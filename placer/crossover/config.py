@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
 from placer.errors import InputError
-from placer.schema import format_validation_error
+from placer.schema import MAX_BYTES, Identifier, Kind, Name, Text, format_validation_error
 
 __all__ = [
     "CROSSOVER_FORMAT",
@@ -42,12 +42,18 @@ def _model_parallel_width(value: int) -> int:
     return value
 
 
-MWidth = Annotated[int, AfterValidator(_model_parallel_width)]
-Efficiency = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_efficiency)]
-Positive = Annotated[float, Field(gt=0, allow_inf_nan=False)]
-NonNegative = Annotated[float, Field(ge=0, allow_inf_nan=False)]
-Count = Annotated[int, Field(ge=1)]
-Fraction = Annotated[float, Field(gt=0, le=1, allow_inf_nan=False)]
+# Values are strict JSON numbers ("2" and true are errors) with documented ranges; table keys are
+# JSON object keys, i.e. strings, so they are read as integers ("8" -> 8) but bounded the same.
+MAX_COUNT = 2**20      # devices, widths, mini-batch
+MAX_VALUE = 1e15       # epochs, speedups, times, powers
+MWidthKey = Annotated[int, Field(le=MAX_COUNT), AfterValidator(_model_parallel_width)]
+MWidth = Annotated[MWidthKey, Strict()]
+Efficiency = Annotated[float, Strict(), Field(allow_inf_nan=False), AfterValidator(_efficiency)]
+Positive = Annotated[float, Strict(), Field(gt=0, le=MAX_VALUE, allow_inf_nan=False)]
+NonNegative = Annotated[float, Strict(), Field(ge=0, le=MAX_VALUE, allow_inf_nan=False)]
+CountKey = Annotated[int, Field(ge=1, le=MAX_COUNT)]
+Count = Annotated[CountKey, Strict()]
+Fraction = Annotated[float, Strict(), Field(gt=0, le=1, allow_inf_nan=False)]
 
 
 class _Strict(BaseModel):
@@ -57,8 +63,8 @@ class _Strict(BaseModel):
 class EpochsSpec(_Strict):
     """Epochs to converge, by data-parallel width N or by global batch (N x mini_batch)."""
 
-    by_width: dict[Count, Positive] | None = None
-    by_global_batch: dict[Count, Positive] | None = None
+    by_width: dict[CountKey, Positive] | None = None
+    by_global_batch: dict[CountKey, Positive] | None = None
     mini_batch: Count | None = None
 
     @model_validator(mode="before")
@@ -115,13 +121,13 @@ class LinkRateSpec(_Strict):
 class RingAllReduceSpec(_Strict):
     """SE_N from a ring all-reduce of the gradients against the single-device step time."""
 
-    gradient_bytes: Annotated[int, Field(ge=0)]
+    gradient_bytes: Annotated[int, Strict(), Field(ge=0, le=MAX_BYTES)]
     step_time_ms: Positive
     bandwidth_gb_per_s: Positive
     latency_us: NonNegative = 0.0
     node_size: Count | None = None
     inter_node: LinkRateSpec | None = None
-    overlap: Annotated[float, Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
+    overlap: Annotated[float, Strict(), Field(ge=0, le=1, allow_inf_nan=False)] = 0.0
 
     @model_validator(mode="after")
     def _hierarchy_complete(self) -> RingAllReduceSpec:
@@ -136,7 +142,7 @@ class ScalingSpec(_Strict):
     """Scaling efficiency SE_N = T_1 / T_N: a constant, a table by N, or a ring all-reduce model."""
 
     constant: Efficiency | None = None
-    table: dict[Count, Efficiency] | None = None
+    table: dict[CountKey, Efficiency] | None = None
     ring_allreduce: RingAllReduceSpec | None = None
 
     @model_validator(mode="after")
@@ -155,13 +161,13 @@ class ScalingSpec(_Strict):
 class EngineSpec(_Strict):
     """Compute SU^M with the placement engine: a graph on the first M devices of a machine."""
 
-    graph: str | dict[str, Any] | None = None
-    model: str | None = None
+    graph: Name | dict[str, Any] | None = None
+    model: Kind | None = None
     batch: Count | None = None
-    hardware: str | dict[str, Any]
+    hardware: Name | dict[str, Any]
     m: list[MWidth] = Field(min_length=1)
-    device_ids: dict[MWidth, list[str]] = Field(default_factory=dict)
-    solver: str = "cpsat"
+    device_ids: dict[MWidthKey, list[Identifier]] = Field(default_factory=dict)
+    solver: Kind = "cpsat"
     time_limit_s: Positive = 10.0
 
     @model_validator(mode="after")
@@ -184,7 +190,7 @@ class EngineSpec(_Strict):
 class MpSpeedupSpec(_Strict):
     """SU^M by M >= 2: given numbers, computed by the engine, or both for different M."""
 
-    given: dict[MWidth, Positive] = Field(default_factory=dict)
+    given: dict[MWidthKey, Positive] = Field(default_factory=dict)
     engine: EngineSpec | None = None
 
     @model_validator(mode="after")
@@ -215,13 +221,13 @@ class CrossoverConfig(_Strict):
     """A DP x MP crossover question (placer.crossover/v1)."""
 
     format: Literal["placer.crossover/v1"] = CROSSOVER_FORMAT
-    name: str = "crossover"
-    description: str | None = None
+    name: Name = "crossover"
+    description: Text | None = None
     devices: list[Count] = Field(min_length=1)
     epochs: EpochsSpec
     scaling_efficiency: ScalingSpec = Field(default_factory=lambda: ScalingSpec(constant=1.0))
     mp_speedup: MpSpeedupSpec
-    allow_extrapolation: bool = False
+    allow_extrapolation: Annotated[bool, Strict()] = False
     advice: AdviceSpec = Field(default_factory=AdviceSpec)
 
     @model_validator(mode="before")

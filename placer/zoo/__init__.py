@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from placer.errors import InputError, UnknownPresetError
+from placer.errors import InputError, UnknownModelError
 from placer.zoo.bert import bert_base
 from placer.zoo.biglstm import biglstm
 from placer.zoo.classic import alexnet, vgg16
@@ -76,7 +76,7 @@ def network(name: str) -> Network:
     try:
         builder = _MODELS[name]
     except (KeyError, TypeError):
-        raise UnknownPresetError(
+        raise UnknownModelError(
             f"zoo model {name!r} does not exist; known models: {', '.join(_MODELS)}"
         ) from None
     return builder()

@@ -12,7 +12,8 @@ from api.errors import LimitExceededError, QueueFullError, http_status
 from api.logs import JsonFormatter, request_id_var
 from api.main import create_app
 from api.metrics import Counter, Histogram, Registry
-from api.middleware import json_depth
+from api.middleware import allowed_hosts, host_allowed
+from api.ratelimit import FailureLimiter
 from api.settings import Settings
 from placer.errors import InputError, InvalidGraphError, SolutionCheckError, UnknownPresetError
 
@@ -20,12 +21,13 @@ from placer.errors import InputError, InvalidGraphError, SolutionCheckError, Unk
 @pytest.fixture()
 def locked(tmp_path: Path) -> TestClient:
     # no `with`: the lifespan (worker processes) is not needed to check the gate
-    return TestClient(create_app(Settings(db_path=tmp_path / "j.sqlite3", api_key="s3cret")))
+    return TestClient(create_app(Settings(db_path=tmp_path / "j.sqlite3", api_key="s3cret", auth_failure_burst=100)),
+                      base_url="http://127.0.0.1")
 
 
-def test_every_endpoint_but_healthz_needs_the_key(locked: TestClient) -> None:
+def test_every_endpoint_but_healthz_and_docs_needs_the_key(locked: TestClient) -> None:
     assert locked.get("/healthz").status_code == 200
-    for method, path in [("GET", "/v1/hardware-graphs"), ("GET", "/metrics"), ("GET", "/openapi.json"),
+    for method, path in [("GET", "/v1/hardware-graphs"), ("GET", "/metrics"),
                          ("GET", "/v1/jobs/abc"), ("DELETE", "/v1/jobs/abc"), ("POST", "/v1/placements"),
                          ("POST", "/v1/simulations"), ("POST", "/v1/crossover"), ("GET", "/v1/models")]:
         reply = locked.request(method, path)
@@ -37,7 +39,7 @@ def test_every_endpoint_but_healthz_needs_the_key(locked: TestClient) -> None:
     assert locked.get("/v1/hardware-graphs", headers={"Authorization": "s3cret"}).status_code == 401
     ok = locked.get("/v1/hardware-graphs", headers={"Authorization": "Bearer s3cret"})
     assert ok.status_code == 200 and ok.json()
-    schema = locked.get("/openapi.json", headers={"Authorization": "Bearer s3cret"}).json()
+    schema = locked.get("/openapi.json").json()
     assert schema["components"]["securitySchemes"]["bearer"]["scheme"] == "bearer"
 
 
@@ -106,7 +108,29 @@ def test_json_logs_carry_the_request_id() -> None:
     assert doc["level"] == "info" and doc["logger"] == "api.access" and doc["ts"].endswith("Z")
 
 
-def test_json_depth() -> None:
-    assert json_depth(1, 5) == 0
-    assert json_depth({"a": [1, {"b": []}]}, 10) == 4
-    assert json_depth([[[[[]]]]], 3) == 4  # stops counting past the limit
+def test_host_allow_list() -> None:
+    default = allowed_hosts(Settings(host="127.0.0.1"))
+    for host in ("127.0.0.1:8000", "localhost", "LOCALHOST:1", "[::1]:8000", "127.0.0.2", "localhost."):
+        assert host_allowed(host, default), host
+    for host in ("evil.example:8000", "10.0.0.1", "localhost.evil.example", "[::2]", ""):
+        assert not host_allowed(host, default), host
+    named = allowed_hosts(Settings(host="0.0.0.0", allowed_hosts="placer.lan, Box:80"))
+    assert host_allowed("placer.lan:8000", named) and host_allowed("box", named)
+    assert not host_allowed("0.0.0.0", named)  # a wildcard bind is not a name
+    assert allowed_hosts(Settings(allowed_hosts="*")) is None and host_allowed("anything", None)
+
+
+def test_failure_limiter_is_a_token_bucket_per_address() -> None:
+    now = [0.0]
+    limiter = FailureLimiter(burst=2, refill_s=10.0, max_addresses=2, clock=lambda: now[0])
+    limiter.failed("a")
+    assert limiter.retry_after_s("a") == 0
+    limiter.failed("a")
+    assert limiter.retry_after_s("a") == 10 and limiter.retry_after_s("b") == 0
+    now[0] = 4.0
+    assert limiter.retry_after_s("a") == 6
+    now[0] = 10.0
+    assert limiter.retry_after_s("a") == 0  # one attempt came back
+    limiter.failed("b")
+    limiter.failed("c")  # a third address evicts the oldest
+    assert set(limiter._buckets) == {"b", "c"}
