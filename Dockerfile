@@ -24,9 +24,11 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --system --uid 10001 --user-group --home-dir /var/lib/placer --create-home placer
 COPY --from=build /opt/placer /opt/placer
+# PLACER_ALLOWED_HOSTS=*: a container is reached under names it cannot know (set a list to restrict it)
 ENV PATH=/opt/placer/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     PLACER_HOST=0.0.0.0 \
+    PLACER_ALLOWED_HOSTS=* \
     PLACER_PORT=8000 \
     PLACER_WORKERS=2 \
     PLACER_DB_PATH=/var/lib/placer/jobs.sqlite3

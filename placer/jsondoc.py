@@ -109,8 +109,8 @@ def parse_json(text: str | bytes, what: str = "document", max_depth: int | None 
     try:
         doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_object)
     except RecursionError:
-        raise JsonTooDeepError(f"{what}: JSON nested too deeply"
-                               + (f" (more than {max_depth} levels)" if max_depth else "")) from None
+        raise JsonTooDeepError(f"{what}: JSON nested deeper than {max_depth} levels" if max_depth
+                               else f"{what}: JSON nested too deeply") from None
     except json.JSONDecodeError as exc:
         raise InvalidJsonError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
             from None
