@@ -65,33 +65,48 @@ def _valid_text(s: str) -> bool:
     return True
 
 
-def _check_tree(doc: Any, what: str, max_depth: int | None) -> None:
-    """One walk: nesting depth, repeated keys and text that is not Unicode, each with its path."""
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(doc, ())]
+def _path(link: tuple[Any, ...] | None) -> tuple[Any, ...]:
+    parts: list[Any] = []
+    while link is not None:
+        link, key = link
+        parts.append(key)
+    return tuple(reversed(parts))
+
+
+def _check_tree(doc: Any, what: str, max_depth: int | None, check_text: bool, check_keys: bool) -> None:
+    """One walk over the containers: nesting depth, repeated keys and text that is not Unicode,
+    each reported with its path (kept as parent links, spelled out only for the message)."""
+    def bad_text(link: tuple[Any, ...] | None, text: str, key: bool) -> InvalidTextError:
+        where = json_path(_path(link)) or ("the top-level object" if key else "the document")
+        what_ = f"key {text[:40]!a} is" if key else "text is"
+        return InvalidTextError(f"{what}: {where}: {what_} not valid Unicode (a lone surrogate such as \\ud800)"
+                                + ("" if key else f": {text[:40]!a}"))
+
+    if isinstance(doc, str) and check_text and not _valid_text(doc):
+        raise bad_text(None, doc, key=False)
+    stack: list[tuple[Any, int, tuple[Any, ...] | None]] = [(doc, 1, None)]
     while stack:
-        node, path = stack.pop()
-        if isinstance(node, str):
-            if not _valid_text(node):
-                raise InvalidTextError(f"{what}: {json_path(path) or 'the document'}: text is not valid Unicode "
-                                       f"(a lone surrogate such as \\ud800): {node[:40]!a}")
-            continue
-        if not isinstance(node, (dict, list)):
-            continue
-        if max_depth is not None and len(path) >= max_depth:
+        node, depth, link = stack.pop()
+        if max_depth is not None and depth > max_depth:
             raise JsonTooDeepError(f"{what}: JSON nested deeper than {max_depth} levels")
         if isinstance(node, dict):
-            if isinstance(node, _Pairs):
-                where = json_path(path) or "the top-level object"
-                keys = ", ".join(ascii(k)[:80] for k in node.duplicates[:5])
+            if check_keys and isinstance(node, _Pairs):
+                where = json_path(_path(link)) or "the top-level object"
+                keys = ", ".join(f"{k[:80]!a}" for k in node.duplicates[:5])
                 raise DuplicateKeyError(f"{what}: {where}: key {keys} given more than once "
                                         "(JSON objects must not repeat a key)")
-            for key, value in node.items():
-                if not _valid_text(key):
-                    raise InvalidTextError(f"{what}: {json_path(path) or 'the top-level object'}: key "
-                                           f"{key[:40]!a} is not valid Unicode (a lone surrogate)")
-                stack.append((value, (*path, key)))
+            children: Any = node.items()
+        elif isinstance(node, list):
+            children = enumerate(node)
         else:
-            stack.extend((child, (*path, i)) for i, child in enumerate(node))
+            continue
+        for key, value in children:
+            if check_text and isinstance(key, str) and not _valid_text(key):
+                raise bad_text(link, key, key=True)
+            if isinstance(value, (dict, list)):
+                stack.append((value, depth + 1, (link, key)))
+            elif check_text and isinstance(value, str) and not _valid_text(value):
+                raise bad_text((link, key), value, key=False)
 
 
 def parse_json(text: str | bytes, what: str = "document", max_depth: int | None = None) -> Any:
@@ -106,8 +121,16 @@ def parse_json(text: str | bytes, what: str = "document", max_depth: int | None 
     Traceback (most recent call last):
     placer.errors.DuplicateKeyError: graph.json: ops[0]: key 'id' given more than once (JSON objects must not repeat a key)
     """
+    repeated: list[bool] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        doc = _object(items)
+        if isinstance(doc, _Pairs):
+            repeated.append(True)
+        return doc
+
     try:
-        doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=_object)
+        doc = json.loads(text, parse_float=_finite_float, parse_constant=_no_constant, object_pairs_hook=pairs)
     except RecursionError:
         raise JsonTooDeepError(f"{what}: JSON nested deeper than {max_depth} levels" if max_depth
                                else f"{what}: JSON nested too deeply") from None
@@ -115,6 +138,13 @@ def parse_json(text: str | bytes, what: str = "document", max_depth: int | None 
         raise InvalidJsonError(f"{what} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") \
             from None
     except (ValueError, UnicodeDecodeError) as exc:
-        raise InvalidJsonError(f"{what}: {exc}") from None
-    _check_tree(doc, what, max_depth)
+        detail = "an integer has more than 4300 digits" if "integer string conversion" in str(exc) else exc
+        raise InvalidJsonError(f"{what}: {detail}") from None
+    # UTF-8 cannot hold a surrogate, so in UTF-8 bytes only a \\u escape makes one (a NUL byte
+    # means UTF-16 or UTF-32, which json also reads: check those, and str input, in full)
+    if isinstance(text, bytes):
+        check_text = b"\\u" in text or b"\x00" in text
+    else:
+        check_text = not text.isascii() or "\\u" in text
+    _check_tree(doc, what, max_depth, check_text, bool(repeated))
     return doc

@@ -23,11 +23,11 @@ def _solve(tmp_path: Path, graph_text: str, capsys: pytest.CaptureFixture[str]) 
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ('{"ops": [{"id": "a", "time_ms": 1}, {"id": "b", "time_ms": 1}], "edges": [{"src": "a", "dst": "b", '
-     f'"bytes": {HUGE}}}]}}', "graph: edges[0] (edge a -> b).bytes: Input should be less than or equal to "
-                              "1000000000000000"),
-    (f'{{"ops": [{{"id": "a", "time_ms": {HUGE}}}]}}', "graph: ops[0] (id 'a').time_ms: number 10000000000000000000."
-                                                       ".. (401 digits) is too large"),
+    (('{"ops": [{"id": "a", "time_ms": 1}, {"id": "b", "time_ms": 1}], "edges": [{"src": "a", "dst": "b", '
+     f'"bytes": {HUGE}}}]}}'), ("graph: edges[0] (edge a -> b).bytes: Input should be less than or equal to "
+                              "1000000000000000")),
+    (f'{{"ops": [{{"id": "a", "time_ms": {HUGE}}}]}}', ("graph: ops[0] (id 'a').time_ms: number 10000000000000000000."
+                                                       ".. (401 digits) is too large")),
     ('{"ops": [{"id": "a", "time_ms": 1, "time_ms": 2}]}', "g.json: ops[0]: key 'time_ms' given more than once"),
     ('{"ops": [{"id": "a", "time_ms": 1}], "ops": []}', "g.json: the top-level object: key 'ops' given more than once"),
     ('{"ops": [{"id": "a\\ud800", "time_ms": 1}]}', "g.json: ops[0].id: text is not valid Unicode"),

@@ -191,8 +191,8 @@ SURROGATE_CASES = [
      "request body: graph.name: text is not valid Unicode"),
     ("preset name", b'{"graph": {"ops": [{"id": "a", "time_ms": 1}]}, "hardware": "dgx\\ud800"}',
      "request body: hardware: text is not valid Unicode"),
-    ("placement key", b'{"graph": {"ops": [{"id": "a", "time_ms": 1}]}, "hardware": "dgx1_v100", '
-                      b'"placement": {"a\\udc00": "gpu0"}}',
+    ("placement key", (b'{"graph": {"ops": [{"id": "a", "time_ms": 1}]}, "hardware": "dgx1_v100", '
+                      b'"placement": {"a\\udc00": "gpu0"}}'),
      "request body: placement: key 'a\\udc00' is not valid Unicode"),
 ]
 
@@ -215,8 +215,8 @@ DUPLICATE_CASES = [
      "request body: the top-level object: key 'hardware' given more than once"),
     ("op field", b'{"graph": {"ops": [{"id": "a", "time_ms": 1, "time_ms": 9}]}, "hardware": "dgx1_v100"}',
      "request body: graph.ops[0]: key 'time_ms' given more than once"),
-    ("options", b'{"graph": {"ops": [{"id": "a", "time_ms": 1}]}, "hardware": "dgx1_v100", '
-                b'"options": {"solver": "cbc", "solver": "cpsat"}}',
+    ("options", (b'{"graph": {"ops": [{"id": "a", "time_ms": 1}]}, "hardware": "dgx1_v100", '
+                b'"options": {"solver": "cbc", "solver": "cpsat"}}'),
      "request body: options: key 'solver' given more than once"),
 ]
 
