@@ -32,3 +32,14 @@ def test_accepted_as_json_reads_it() -> None:
         {"a": "\u00e9\U0001F600", "b": [1, 2.5, None, True], "\u00e9": {}}
     assert parse_json("[1, 2]", "doc") == [1, 2]
     assert parse_json('{"big": ' + "9" * 400 + "}")["big"] == int("9" * 400)  # the schema's ranges refuse it
+
+
+def test_the_bundled_documents_read_strictly() -> None:
+    """Presets, examples and test instances have no repeated keys or odd numbers (they load with plain json)."""
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    files = [*(root / "hardware_graphs").glob("*.json"), *(root / "placer" / "examples").glob("*.json")]
+    assert len(files) >= 9
+    for path in files:
+        parse_json(path.read_bytes(), str(path))
