@@ -297,7 +297,7 @@ class JobManager:
             self.store.update(job.record.id, state="running", started_at=job.record.started_at)
 
     def _on_progress(self, job: Job, event: dict[str, Any]) -> None:
-        progress = {k: event.get(k) for k in ("elapsed_s", "incumbent_ms", "bound_ms", "message")}
+        progress = {k: event.get(k) for k in ("elapsed_s", "phase", "incumbent_ms", "bound_ms", "message")}
         with self._cond:
             if event.get("result") is not None:
                 job.incumbent = event["result"]

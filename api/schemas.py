@@ -115,6 +115,8 @@ class JobAccepted(BaseModel):
 
 class JobProgress(BaseModel):
     elapsed_s: float | None = None
+    phase: str | None = Field(None, description="the solve's current phase (placer.progress.PHASES); "
+                              "elapsed_s moves at least every 2 s while it runs")
     incumbent_ms: float | None = Field(None, description="makespan of the best placement so far")
     bound_ms: float | None = Field(None, description="best proven lower bound so far")
     message: str | None = None

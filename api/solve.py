@@ -30,6 +30,8 @@ def progress_event(progress: Any) -> dict[str, Any]:
         "incumbent_ms": progress.incumbent_ms,
         "bound_ms": progress.bound_ms,
         "message": progress.message,
+        "phase": progress.phase,
+        "heartbeat": progress.heartbeat,
         "result": progress.result.model_dump(mode="json") if progress.result is not None else None,
     }
 

@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -537,9 +538,9 @@ class _Assignment(dict):
 
 
 def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_limit_s: float,
-                     hint: Solution | None) -> DecomposedAnswer:
+                     hint: Solution | None, on_step: Callable[[str], None] | None = None) -> DecomposedAnswer:
     """Bound and (when the hardware allows stitching) an answer, within about time_limit_s
-    of `budget`.
+    of `budget`. `on_step(message)` hears of each component solve before it starts (progress).
 
     On hardware that is not vertex-transitive at least a fifth of the time is kept for
     re-fitting components that no automorphism maps onto the cut devices already chosen.
@@ -560,10 +561,13 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     sizes = [sum(len(dec.segments[j]) for j in comp) for comp in dec.components]
     total = max(1, sum(sizes[c] for c in distinct))
     first_pass_s = FIRST_PASS_SHARE * time_limit_s
-    for c in distinct:
+    step = on_step or (lambda message: None)
+    for i, c in enumerate(distinct):
         remaining = first_pass_s - (budget.spent() - began)
         share = max(0.05, remaining * sizes[c] / max(1, total))
         total -= sizes[c]
+        step(f"component {c + 1} of {len(dec.components)} ({i + 1} of {len(distinct)} distinct, "
+             f"{sizes[c]} ops, limit {share:.1f} s)")
         solved[c] = _solve_component(problem, dec, dec.components[c], share, budget, hint,
                                      representatives=representatives)
     # then, while time is left, the component with the largest absolute gap (times its
@@ -579,6 +583,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         _, c = max(open_gaps)
         share = min(remaining, max(0.5, 2 * last[c]))
         last[c] = share
+        step(f"component {c + 1} again (gap {solved[c].objective_ms - solved[c].bound_ms:.4g} ms, "
+             f"limit {share:.1f} s)")
         again = _solve_component(problem, dec, dec.components[c], share, budget, solved[c],
                                  representatives=representatives)
         if again.device_of_group:
@@ -652,6 +658,7 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
             share = max(0.1, (deadline - budget.spent()) / (len(dec.components) - len(done) + 1))
+            step(f"re-fitting component {c + 1} onto the cut devices chosen (limit {share:.1f} s)")
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
             if not ans.device_of_group:
                 stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"

@@ -27,6 +27,7 @@ from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
 from placer.heuristics import critical_path, heft, single_device, stages
 from placer.model import Problem, build_problem
+from placer.progress import Progress, ProgressFn, Reporter
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
 from placer.schedule import Schedule, Solution, retime
 from placer.schema import (
@@ -114,20 +115,6 @@ class Strategy:
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
 
 
-@dataclass(frozen=True)
-class Progress:
-    """A progress report; `result` is a full validated result when an incumbent improved."""
-
-    elapsed_s: float
-    incumbent_ms: float | None
-    bound_ms: float | None
-    message: str
-    result: ResultSpec | None = None
-
-
-ProgressFn = Callable[[Progress], None]
-
-
 @dataclass
 class _Baselines:
     single_device: Schedule | None
@@ -150,11 +137,13 @@ class _Run:
     """One call of `place`: the problem, its baselines, the budget, the best valid
     candidate so far and the progress sink."""
 
-    def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions, progress: ProgressFn | None,
+    def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions, reporter: Reporter,
                  strategy: Strategy):
         self.budget = Budget(options.time_limit_s, options.deterministic, options.threads, options.seed)
         self.graph, self.hardware, self.options, self.strategy = graph, hardware, options, strategy
-        self.progress = progress
+        self.reporter = reporter
+        self.progress = reporter.sink
+        reporter.phase("model", f"building the model ({len(graph.ops)} ops, {len(hardware.devices)} devices)")
         self.problem = build_problem(graph, hardware)
         self.bounds = _bound_breakdown(self.problem)
         self.bound_ms = max(self.bounds.values())
@@ -174,13 +163,19 @@ class _Run:
         return self.budget.elapsed()
 
     def report(self, message: str, incumbent: float | None = None, bound: float | None = None,
-               result: ResultSpec | None = None) -> None:
-        if self.progress is not None:
-            self.progress(Progress(self.elapsed(), incumbent, bound, message, result))
+               result: ResultSpec | None = None, phase: str | None = None) -> None:
+        """Report progress (entering `phase` when given); the numbers default to the run's own."""
+        incumbent = incumbent if incumbent is not None else (self.best.makespan_ms if self.best else None)
+        bound = bound if bound is not None else self.bound_ms
+        if phase is not None:
+            self.reporter.phase(phase, message, incumbent, bound, result)
+        else:
+            self.reporter.report(message, incumbent, bound, result)
 
     def raise_bound(self, bound_ms: float, source: str) -> None:
         if bound_ms > self.bound_ms:
             self.bound_ms, self.bound_source = bound_ms, source
+            self.reporter.update(bound_ms=bound_ms)
 
     def offer(self, candidate: Solution | Schedule | None, source: str,
               may_overflow: bool = False) -> Schedule | None:
@@ -217,6 +212,7 @@ class _Run:
             self.valid.append((schedule, source))
             if self.best is None or schedule.makespan_ms < self.best.makespan_ms - 1e-12:
                 self.best, self.best_source = schedule, source
+        self.reporter.update(incumbent_ms=self.best.makespan_ms if self.best else None)
         return schedule
 
     def reject(self, source: str, reason: str, solution: Solution | None = None) -> None:
@@ -254,6 +250,7 @@ class _Run:
         """The final result of the best candidate (optimal when proven within the relative
         gap, else feasible); a candidate that fails the full validation is rejected and
         the next best valid one is returned."""
+        self.report("validating and simulating the best placement", phase="finish")
         for schedule, source in sorted(self.valid, key=lambda c: c[0].makespan_ms):
             try:
                 result = self.result(schedule, "optimal" if self.proven(schedule) else "feasible")
@@ -362,14 +359,23 @@ def place(
     """The best placement of `graph` on `hardware` that `options.solver` finds in time.
 
     Every returned schedule has passed `placer.validate.check_result` and the simulator.
+    `progress` hears of every phase (placer.progress.PHASES) and, while one runs, a heartbeat
+    at least every placer.progress.HEARTBEAT_S seconds.
     """
     options = options or PlaceOptions()
-    run = _Run(graph, hardware, options, progress, strategy or Strategy())
+    with Reporter(progress) as reporter:
+        return _place(_Run(graph, hardware, options, reporter, strategy or Strategy()))
+
+
+def _place(run: _Run) -> ResultSpec:
+    options = run.options
     reason = explain_infeasible(run.problem)
     if reason is not None:
         return run.empty_result("infeasible", reason)
 
     p = run.problem
+    run.report(f"single device, HEFT, critical path ({p.n_ops} ops, {p.n_devices} devices)",
+               phase="baselines")
     run.baselines = _Baselines(single_device=single_device(p), heft=heft(p), critical_path=critical_path(p))
     if options.solver in HEURISTICS:
         run.offer(getattr(run.baselines, options.solver), options.solver)
@@ -386,6 +392,7 @@ def place(
         seconds = min(run.strategy.stages_max_s, run.strategy.stages_share * options.time_limit_s)
         # a list schedule costs about 5 us per op and device: the cap bounds deterministic runs
         cap = min(run.strategy.stages_max_evaluations, max(10, int(seconds * 200_000 / (p.n_ops * p.n_devices))))
+        run.report(f"staged critical-path heuristic (limit {seconds:.1f} s)", phase="stages")
         run.offer(stages(p, math.inf if options.deterministic else seconds, cap), "stages")
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
@@ -418,7 +425,7 @@ def place(
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
         if polish_share > 0 and not run.proven(run.best):
-            _improve_by_moves(run, seconds=run.budget.remaining())
+            _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish")
     else:
         solver_run = _solve_milp(run, backend)
     run.stats.record(solver_status=solver_run.status.value, solver_reason=solver_run.reason,
@@ -448,9 +455,10 @@ def _try_decomposition(run: _Run) -> bool:
     share = strategy.decompose_share_big if p.n_ops > strategy.monolithic_max_ops else strategy.decompose_share
     limit = share * run.budget.remaining()
     best = run.best
-    run.report(f"decomposition: {len(dec.cuts)} time cuts, {len(dec.components)} components "
-               f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
-    answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None)
+    run.report(f"{len(dec.cuts)} time cuts, {len(dec.components)} components "
+               f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="decomposition")
+    answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
+                              on_step=run.report)
     run.stats.record(**answer.stats.model_dump())
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best
@@ -461,7 +469,7 @@ def _try_decomposition(run: _Run) -> bool:
     return True
 
 
-def _improve_by_moves(run: _Run, seconds: float | None = None) -> None:
+def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "group_moves") -> None:
     """Group moves checked by re-timing (placer.local_search): cheap gains on graphs too big
     for the exact models to improve."""
     from placer.local_search import improve_by_moves
@@ -478,7 +486,8 @@ def _improve_by_moves(run: _Run, seconds: float | None = None) -> None:
         strategy.moves_max_evaluations
     if run.options.deterministic:
         seconds = math.inf
-    run.report("group moves", best.makespan_ms, run.bound_ms)
+    limit = f"limit {seconds:.1f} s, " if math.isfinite(seconds) else ""
+    run.report(f"group moves ({limit}at most {cap} re-timings)", best.makespan_ms, run.bound_ms, phase=phase)
     improved, counts = improve_by_moves(run.problem, best, seconds, cap, run.options.seed)
     run.stats.record(**{f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
@@ -498,7 +507,8 @@ def _neighbourhood_search(run: _Run) -> None:
     seconds = run.budget.remaining()
     if not run.options.deterministic:
         seconds = max(0.0, 0.95 * seconds - 0.2)  # CP-SAT overruns each step a little
-    run.report(f"neighbourhood search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms)
+    run.report(f"neighbourhood search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
+               phase="neighbourhood")
     last_full = [run.elapsed()]
 
     def offer(solution: Solution, source: str) -> Schedule | None:
@@ -573,12 +583,18 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     remaining = share * run.budget.remaining()
     if not options.deterministic:
         remaining = max(0.1, 0.9 * remaining - 0.2)
-    run.report(f"cpsat: solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "
+    def on_bound(bound_ticks: float) -> None:
+        """CP-SAT's proven bound improved: the heartbeat carries it (a coarse bound proves nothing)."""
+        if coarse is None:
+            run.reporter.update(bound_ms=f.lower_bound_ms(bound_ticks))
+
+    run.report(f"solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "
                f"limit {remaining:.1f} s)",
-               best.makespan_ms if best else None, run.bound_ms)
+               best.makespan_ms if best else None, run.bound_ms, phase="cpsat_coarse" if coarse else "cpsat")
     solver_run, solver = run.budget.solve_cpsat(
         f.model, remaining, relative_gap=options.relative_gap,
         on_solution=on_solution if run.progress else None,
+        on_bound=on_bound if run.progress else None,
         presolve=q.n_ops <= run.strategy.big_model_ops,
     )
     if run.strict_failure:
@@ -603,7 +619,7 @@ def _solve_milp(run: _Run, backend: Backend) -> SolverRun:
     run.stats.record(**f.stats, build_s=time.perf_counter() - built)
     remaining = max(1.0, run.budget.remaining())
     run.report(f"{options.solver}: solving the DLPlacer MILP ({f.stats['variables']} variables, "
-               f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
+               f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="milp")
     solver_run, _ = backend.solve(f.prob, Limits(remaining, threads=options.threads,
                                                  relative_gap=options.relative_gap, warm_start=best is not None))
     if not solver_run.has_solution:

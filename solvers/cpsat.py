@@ -34,13 +34,15 @@ def solve_cpsat(
     seed: int = 0,
     relative_gap: float = 0.0,
     on_solution: Callable[[Any], None] | None = None,
+    on_bound: Callable[[float], None] | None = None,
     presolve: bool = True,
     deterministic: bool = False,
 ) -> tuple[SolverRun, Any]:
     """Solve `model`; returns the run and the CpSolver (to read values from).
 
     `on_solution(callback)` is called on every improving solution, from the solver's
-    thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work.
+    thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work;
+    `on_bound(bound)` on every improved proven bound (in the model's units), between solutions.
     Without `presolve` a hinted big model gets its first solution at once. With
     `deterministic`, `time_limit_s` is deterministic time; a wall-clock safety stop at
     WALL_SAFETY times that (a machine many times slower than usual) keeps it bounded.
@@ -60,6 +62,8 @@ def solve_cpsat(
     solver.parameters.relative_gap_limit = float(relative_gap)
     # presolve can take seconds on big models and is not interrupted by the time limit
     solver.parameters.cp_model_presolve = presolve
+    if on_bound is not None:
+        solver.best_bound_callback = on_bound
 
     class _Callback(cp_model.CpSolverSolutionCallback):  # type: ignore[misc]
         def on_solution_callback(self) -> None:

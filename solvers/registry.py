@@ -29,6 +29,7 @@ class Limits:
     presolve: bool = True
     warm_start: bool = False               # the model's initial values are a complete start (MILP)
     on_solution: Callable[[Any], None] | None = None  # CP-SAT: every improving solution
+    on_bound: Callable[[float], None] | None = None   # CP-SAT: every improved proven bound
 
 
 class Backend(Protocol):
@@ -56,7 +57,8 @@ class CpSat:
 
         return solve_cpsat(model, limits.time_limit_s, threads=1 if limits.deterministic else limits.threads,
                            seed=limits.seed, relative_gap=limits.relative_gap, on_solution=limits.on_solution,
-                           presolve=limits.presolve, deterministic=limits.deterministic)
+                           on_bound=limits.on_bound, presolve=limits.presolve,
+                           deterministic=limits.deterministic)
 
 
 class PulpMilp:

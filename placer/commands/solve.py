@@ -5,7 +5,8 @@ import argparse
 import sys
 
 from placer.commands._common import EXIT_BY_STATUS, add_inputs, add_outputs, write_json, write_pictures
-from placer.engine import PlaceOptions, Progress, place
+from placer.engine import PlaceOptions, place
+from placer.progress import Progress, ProgressFn
 from placer.replay import replay, replay_plan
 from placer.resolve import resolve_graph, resolve_hardware
 from placer.summary import format_summary
@@ -39,18 +40,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _progress_printer(quiet: bool):
-    last = {"line": ""}
+def format_progress(event: Progress) -> str:
+    """One line per event: elapsed time, phase, what happens, incumbent and bound. A heartbeat
+    (the same state again while a phase runs) ends in "(running)"."""
+    inc = f"{event.incumbent_ms:.6g} ms" if event.incumbent_ms is not None else "none"
+    bound = f"{event.bound_ms:.6g} ms" if event.bound_ms is not None else "none"
+    running = " (running)" if event.heartbeat else ""
+    return f"[{event.elapsed_s:6.1f} s] {event.phase:<13} {event.message}: incumbent {inc}, bound {bound}{running}"
+
+
+def _progress_printer(quiet: bool) -> ProgressFn | None:
+    """Every event on stderr (the engine drops repeats and sends a heartbeat while a phase runs)."""
+    if quiet:
+        return None
 
     def show(event: Progress) -> None:
-        if quiet or event.elapsed_s < 1.0 and event.result is None and "solving" not in event.message:
-            return
-        inc = f"{event.incumbent_ms:.4g} ms" if event.incumbent_ms is not None else "none"
-        bound = f"{event.bound_ms:.4g} ms" if event.bound_ms is not None else "none"
-        line = f"[{event.elapsed_s:6.1f} s] {event.message}: incumbent {inc}, bound {bound}"
-        if line != last["line"]:
-            print(line, file=sys.stderr, flush=True)
-            last["line"] = line
+        print(format_progress(event), file=sys.stderr, flush=True)
 
     return show
 
