@@ -76,22 +76,11 @@ class SimulationReport:
             ],
         }
 
-    def to_chrome_trace(self) -> dict[str, Any]:
-        """Chrome trace-event JSON (opens in Perfetto): one track per device and per link direction."""
-        tracks = list(self.device_busy_ms) + list(self.link_busy_ms)
-        tid = {name: i + 1 for i, name in enumerate(tracks)}
-        events: list[dict[str, Any]] = [
-            {"ph": "M", "name": "thread_name", "pid": 1, "tid": tid[n], "args": {"name": n}} for n in tracks
-        ]
-        for k, d in self.placement.items():
-            events.append({"ph": "X", "name": k, "cat": "op", "pid": 1, "tid": tid[d],
-                           "ts": self.start_ms[k] * 1e3, "dur": (self.end_ms[k] - self.start_ms[k]) * 1e3})
-        for t in self.transfers:
-            for a, b, s, e in t.hops:
-                events.append({"ph": "X", "name": f"{t.src}->{t.dst}", "cat": "transfer", "pid": 1,
-                               "tid": tid[f"{a}->{b}"], "ts": s * 1e3, "dur": (e - s) * 1e3,
-                               "args": {"bytes": t.size_bytes}})
-        return {"traceEvents": events, "displayTimeUnit": "ms"}
+    def to_chrome_trace(self, graph: GraphSpec | None = None) -> dict[str, Any]:
+        """Chrome trace-event JSON (opens in Perfetto): see placer.trace."""
+        from placer.trace import chrome_trace
+
+        return chrome_trace(self, graph)
 
 
 def simulate(

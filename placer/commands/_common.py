@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from placer.cli import EXIT_INFEASIBLE, EXIT_NO_SOLUTION, EXIT_OK
+from placer.schema import GraphSpec
 from placer.simulator import SimulationReport
 
 EXIT_BY_STATUS = {"optimal": EXIT_OK, "feasible": EXIT_OK, "infeasible": EXIT_INFEASIBLE, "no_solution": EXIT_NO_SOLUTION}
@@ -29,11 +30,13 @@ def write_json(path: str | Path, doc: Any) -> None:
     print(f"wrote {path}", file=sys.stderr)
 
 
-def write_pictures(args: argparse.Namespace, report: SimulationReport, title: str) -> None:
+def write_pictures(args: argparse.Namespace, report: SimulationReport, title: str,
+                   graph: GraphSpec | None = None) -> None:
+    """The trace and the Gantt chart asked for; `graph` adds op kinds and groups to both."""
     if args.trace:
-        write_json(args.trace, report.to_chrome_trace())
+        write_json(args.trace, report.to_chrome_trace(graph))
     if args.gantt:
         from placer.plots import write_gantt
 
-        write_gantt(report, args.gantt, title)
+        write_gantt(report, args.gantt, title, graph)
         print(f"wrote {args.gantt}", file=sys.stderr)

@@ -41,5 +41,5 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {link:<24} {report.link_bytes[link]:>14d} bytes  busy {report.link_busy_ms[link]:.4f} ms")
     if args.output:
         write_json(args.output, report.to_dict())
-    write_pictures(args, report, f"{graph.name} on {hardware.name}")
+    write_pictures(args, report, f"{graph.name} on {hardware.name}", graph)
     return 0

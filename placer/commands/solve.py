@@ -74,5 +74,5 @@ def run(args: argparse.Namespace) -> int:
         write_json(args.output, result.model_dump(mode="json"))
     if result.makespan_ms is not None and (args.trace or args.gantt):
         report = replay(graph, hardware, replay_plan(result), contention=args.contention)
-        write_pictures(args, report, f"{graph.name} on {hardware.name} ({result.solver})")
+        write_pictures(args, report, f"{graph.name} on {hardware.name} ({result.solver})", graph)
     return EXIT_BY_STATUS[result.status]
