@@ -157,6 +157,7 @@ class _Run:
                                 bounds_ms=self.bounds)
         self.strict_failure = False  # set in CP-SAT's callback thread, raised after its solve
         self.strict = os.environ.get("PLACER_STRICT", "") not in ("", "0")
+        self._result_sent = False  # a progress report carried a full result
         self._lock = threading.Lock()
 
     def elapsed(self) -> float:
@@ -164,9 +165,14 @@ class _Run:
 
     def report(self, message: str, incumbent: float | None = None, bound: float | None = None,
                result: ResultSpec | None = None, phase: str | None = None) -> None:
-        """Report progress (entering `phase` when given); the numbers default to the run's own."""
+        """Report progress (entering `phase` when given); the numbers default to the run's own.
+        The first report with an incumbent carries its validated result, so a caller that sees an
+        incumbent can always be given a placement (a killed job, a cancel)."""
         incumbent = incumbent if incumbent is not None else (self.best.makespan_ms if self.best else None)
         bound = bound if bound is not None else self.bound_ms
+        if result is None and not self._result_sent and self.best is not None and self.progress is not None:
+            result = self.feasible_result(self.best)
+        self._result_sent = self._result_sent or result is not None
         if phase is not None:
             self.reporter.phase(phase, message, incumbent, bound, result)
         else:

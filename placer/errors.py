@@ -17,6 +17,8 @@ __all__ = [
     "DuplicateKeyError",
     "InvalidTextError",
     "SolutionCheckError",
+    "ServiceCallError",
+    "ServiceInputError",
 ]
 
 
@@ -84,3 +86,26 @@ class SolutionCheckError(PlacerError):
     """A solver answer failed validation: a bug in a formulation or back end, never shipped."""
 
     code = "solution_check"
+
+
+class ServiceCallError(PlacerError):
+    """A placer service refused or failed a request of `placer.client`: `status` is the HTTP
+    status (None when the service could not be reached or a wait ran out), `code` and `detail`
+    the service's own, `body` its whole error answer."""
+
+    code = "service_error"
+
+    def __init__(self, detail: str, status: int | None = None, code: str | None = None,
+                 body: dict | None = None):
+        super().__init__(detail)
+        self.detail = detail
+        self.status = status
+        if code is not None:
+            self.code = code
+        self.body = body or {}
+
+
+class ServiceInputError(ServiceCallError, InputError):
+    """The service refused the request's input (4xx; a failed job whose error is the input's)."""
+
+    code = "invalid_input"
