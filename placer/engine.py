@@ -142,6 +142,7 @@ class _Run:
         self.budget = Budget(options.time_limit_s, options.deterministic, options.threads, options.seed)
         self.graph, self.hardware, self.options, self.strategy = graph, hardware, options, strategy
         self.reporter = reporter
+        reporter.began = self.budget.began  # one clock: progress elapsed_s and the result's solve_time_s
         self.progress = reporter.sink
         reporter.phase("model", f"building the model ({len(graph.ops)} ops, {len(hardware.devices)} devices)")
         self.problem = build_problem(graph, hardware)

@@ -23,8 +23,10 @@ def inception_mini():
 
 def _solve(graph, hardware, strategy: Strategy | None = None, **options) -> list[Progress]:
     events: list[Progress] = []
-    place(graph, hardware, PlaceOptions(time_limit_s=2, threads=1, deterministic=True, **options),
-          progress=events.append, strategy=strategy)
+    result = place(graph, hardware, PlaceOptions(time_limit_s=2, threads=1, deterministic=True, **options),
+                   progress=events.append, strategy=strategy)
+    # one clock: every event up to the final result comes before the result's solve time
+    assert all(e.elapsed_s <= result.solve_time_s for e in events if not e.heartbeat)
     return events
 
 
