@@ -137,10 +137,11 @@ class _Run:
     """One call of `place`: the problem, its baselines, the budget, the best valid
     candidate so far and the progress sink."""
 
-    def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions, reporter: Reporter,
-                 strategy: Strategy):
+    def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions,
+                 progress: Reporter | ProgressFn | None, strategy: Strategy):
         self.budget = Budget(options.time_limit_s, options.deterministic, options.threads, options.seed)
         self.graph, self.hardware, self.options, self.strategy = graph, hardware, options, strategy
+        reporter = progress if isinstance(progress, Reporter) else Reporter(progress)  # no heartbeat outside `place`
         self.reporter = reporter
         reporter.began = self.budget.began  # one clock: progress elapsed_s and the result's solve_time_s
         self.progress = reporter.sink
