@@ -609,8 +609,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
     )
     memory_binds = any(cap is not None and cap < sum(problem.memory_bytes) for cap in problem.capacity_bytes)
-    schedule = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds)
-    alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds,
+    schedule = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
+    alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
                           cuts_follow_memory=False) if memory_binds else None
     if schedule is not None:
         stats.decomposition_stitched_ms = schedule.makespan_ms
@@ -618,13 +618,13 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
 
 
 def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,
-            deadline: float, stats: SolveStats, balance_memory: bool, cuts_follow_memory: bool = True
-            ) -> Schedule | None:
+            deadline: float, stats: SolveStats, balance_memory: bool, step: Callable[[str], None],
+            cuts_follow_memory: bool = True) -> Schedule | None:
     """One schedule of the whole graph from the components' answers, or None (stats say why).
 
     With `balance_memory` (some device cannot hold the graph) each component is relabelled
-    onto the devices with the most room (`_automorphism`); `cuts_follow_memory`: see
-    `_Assignment.follow`."""
+    onto the devices with the most room (`_automorphism`); `step` hears of re-fits (progress);
+    `cuts_follow_memory`: see `_Assignment.follow`."""
     if any(not a.device_of_group for a in answers):
         return None
 
