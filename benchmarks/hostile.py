@@ -17,6 +17,7 @@ import os
 import platform
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -221,6 +222,10 @@ def _machine() -> dict[str, Any]:
             "loadavg_start": os.getloadavg()}
 
 
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.hostile", description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", type=Path, default=Path(f"benchmarks/reports/{dt.date.today()}-hostile"))
@@ -232,11 +237,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--faults", nargs="+", default=list(FAULTS), choices=list(FAULTS))
     args = parser.parse_args(argv)
     api_key = None if args.no_api_key else (args.api_key or secrets.token_hex(16))
-    args.out.mkdir(parents=True, exist_ok=True)
     limits = Limits.of_service()
+    machine = _machine()  # before the output directory exists: "dirty" means the code under test
+    args.out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGTERM, _interrupt)  # so `finally` kills the servers and removes the temp dirs
     meta = {"command": " ".join(["python -m benchmarks.hostile", *(argv if argv is not None else sys.argv[1:])]),
             "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "api_key": bool(api_key),
-            "limits": limits.__dict__, **_machine()}
+            "limits": limits.__dict__, **machine}
     c = Campaign(args.out, api_key)
     endpoints: list[str] = []
 

@@ -551,6 +551,7 @@ def malformed_cases(limits: Limits | None = None, api_key: str | None = None) ->
             c = Case(**{**c.__dict__, "headers": {**c.headers, "authorization":
                                                    str(c.headers["authorization"]).replace("{key}", api_key)}})
         out.append(c)
+    out.sort(key=lambda c: c.expect != "2xx")  # valid keys first: before any rate limit on failed keys
     ids = [c.id for c in out]
     assert len(ids) == len(set(ids)), "duplicate case ids"
     return out

@@ -52,23 +52,25 @@ def free_port() -> int:
 
 
 def _read_reply(sock: socket.socket, deadline: float) -> tuple[int, dict[str, str], bytes]:
-    """Read one HTTP/1.1 response (Content-Length, chunked, or until close) before `deadline`."""
-    buf = b""
+    """Read one HTTP/1.1 response (Content-Length, chunked, or until close) before `deadline`.
+    Buffers grow in place: a crossover answer can be hundreds of MB."""
+    buf = bytearray()
 
-    def more() -> bytes:
+    def more() -> None:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise TimeoutError
         sock.settimeout(remaining)
-        chunk = sock.recv(65536)
+        chunk = sock.recv(1 << 20)
         if not chunk:
             raise ConnectionResetError("closed")
-        return chunk
+        buf.extend(chunk)
 
     while b"\r\n\r\n" not in buf:
-        buf += more()
-    head, _, rest = buf.partition(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
+        more()
+    end = buf.index(b"\r\n\r\n")
+    lines = bytes(buf[:end]).decode("latin-1").split("\r\n")
+    del buf[:end + 4]
     status = int(lines[0].split(" ", 2)[1])
     headers: dict[str, str] = {}
     for line in lines[1:]:
@@ -76,26 +78,28 @@ def _read_reply(sock: socket.socket, deadline: float) -> tuple[int, dict[str, st
         headers[name.strip().lower()] = value.strip()
     if "content-length" in headers:
         size = int(headers["content-length"])
-        while len(rest) < size:
-            rest += more()
-        return status, headers, rest[:size]
+        while len(buf) < size:
+            more()
+        return status, headers, bytes(buf[:size])
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        body = b""
+        body = bytearray()
         while True:
-            while b"\r\n" not in rest:
-                rest += more()
-            line, _, rest = rest.partition(b"\r\n")
-            size = int(line.split(b";")[0], 16)
-            while len(rest) < size + 2:
-                rest += more()
-            body, rest = body + rest[:size], rest[size + 2:]
+            while b"\r\n" not in buf:
+                more()
+            cut = buf.index(b"\r\n")
+            size = int(bytes(buf[:cut]).split(b";")[0], 16)
+            del buf[:cut + 2]
+            while len(buf) < size + 2:
+                more()
+            body.extend(buf[:size])
+            del buf[:size + 2]
             if size == 0:
-                return status, headers, body
+                return status, headers, bytes(body)
     while True:  # until the server closes
         try:
-            rest += more()
+            more()
         except ConnectionResetError:
-            return status, headers, rest
+            return status, headers, bytes(buf)
 
 
 def send(port: int, method: str, target: str, body: bytes = b"", headers: Mapping[str, str | None] | None = None,
