@@ -49,14 +49,24 @@ def run_case(port: int, case: Case, api_key: str | None, timeout_s: float = 20.0
     body = reply.json()
     problems = judge(case, reply.status, reply.error, reply.elapsed_s if timed else 0.0, body, reply.keepalive)
     return {"kind": "request", "id": case.id, "endpoint": case.endpoint, "what": case.what,
-            "method": case.method, "bytes": len(case.body), "expect": case.expect + (f", <= {FAST_S:g} s"
-                                                                                   if case.fast else ""),
+            "method": case.method, "bytes": len(case.body), "expect": _expectation(case),
             "status": reply.status, "error": reply.error,
             "code": body.get("code") if isinstance(body, dict) else None,
             "detail": (str(body.get("detail")) if isinstance(body, dict) else reply.body[:200].decode(
                 "utf-8", "replace"))[:300],
             "ms": round(reply.elapsed_s * 1e3, 1), "keepalive": reply.keepalive,
             "verdict": "fail" if problems else "pass", "problems": problems}
+
+
+def _expectation(case: Case) -> str:
+    text = case.expect
+    if case.alt_valid_false:
+        text += f" (or 200 valid:false naming {case.alt_valid_false!r})"
+    if case.code_not:
+        text += f", code not {'/'.join(case.code_not)}"
+    if case.detail_has:
+        text += f", detail names {' or '.join(map(repr, case.detail_has))}"
+    return text + (f", <= {FAST_S:g} s" if case.fast else "")
 
 
 class Campaign:
@@ -159,7 +169,8 @@ def run_heavy(c: Campaign, cases: list[Heavy]) -> None:
                "reply_bytes": len(reply.body), "verdict": "fail" if problems else "pass", "problems": problems}
         if case.time_limit_s is not None:
             row["time_limit_s"] = case.time_limit_s
-            row["solve_time_s"] = doc.get("solve_time_s")
+            row["solve_time_s"] = round(doc["solve_time_s"], 2) if isinstance(doc.get("solve_time_s"), float) \
+                else doc.get("solve_time_s")
             row["result_status"] = doc.get("status")
         c.add(row)
         if reply.status == 202 and doc.get("job_id"):

@@ -349,7 +349,8 @@ def store_unwritable(lab: Lab) -> list[dict[str, Any]]:
         tail = svc.log_tail(4000)
         named = any(w in tail for w in (str(store_dir), "jobs.sqlite3")) or any(
             w in tail.lower() for w in ("store", "database", "read-only", "readonly", "permission"))
-        said = [line for line in tail.splitlines() if "rror" in line][-1:] or [tail[-300:]]
+        said = ([line for line in tail.splitlines() if str(store_dir) in line]
+                or [line for line in tail.splitlines() if "rror" in line] or [tail])[-1:]
         rows.append(_row(name, "started on an unwritable store: exits with a message naming the store",
                          code not in (None, 0) and named, f"exit code {code}; log: {said[0][-300:]}"))
     os.chmod(store_dir, 0o755)

@@ -37,7 +37,7 @@ def write_report(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) ->
     endpoints = meta.get("endpoints") or []
     covered = Counter(r["endpoint"] for r in requests)
     uncovered = [e for e in endpoints if not covered.get(e)]
-    fast = [r for r in requests if "<=" in r["expect"]]
+    fast = [r for r in requests if "<= " in r["expect"]]
     slow = [r for r in fast if any("answered after" in p for p in r["problems"])]
     resets = [r for r in requests if r["error"] is not None or r.get("keepalive") == "broken"]
     fivexx = [r for r in requests if r["status"] and r["status"] >= 500]
@@ -77,6 +77,11 @@ def write_report(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) ->
     if heavy:
         done.append(((f"heavy but legal requests answered or refused within their limits: "
                      f"{len(heavy) - len(bad_heavy)} of {len(heavy)}"), not bad_heavy))
+        limited = [r for r in heavy if r.get("time_limit_s") is not None]
+        if limited:
+            done.append(("every back end within 1 s of its time limit (+ 0.5 s for HTTP): " + ", ".join(
+                f"{r['id'].removeprefix('limit-')} {r['s']} s for {r['time_limit_s']:g} s" for r in limited),
+                not any(r["verdict"] == "fail" for r in limited)))
     judged = [r for r in health if r["verdict"] is not None]
     if judged:
         done.append(((f"/healthz under 100 ms throughout (max per phase): {len(judged) - len(bad_health)} of "
