@@ -246,6 +246,7 @@ def main(argv: list[str] | None = None) -> int:
                         choices=["malformed", "heavy", "faults"])
     parser.add_argument("--match", nargs="+", default=None, help="only cases whose id contains one of these")
     parser.add_argument("--faults", nargs="+", default=list(FAULTS), choices=list(FAULTS))
+    parser.add_argument("--label", default="", help="a sentence for the report's header (what code is under test)")
     args = parser.parse_args(argv)
     api_key = None if args.no_api_key else (args.api_key or secrets.token_hex(16))
     limits = Limits.of_service()
@@ -254,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, _interrupt)  # so `finally` kills the servers and removes the temp dirs
     meta = {"command": " ".join(["python -m benchmarks.hostile", *(argv if argv is not None else sys.argv[1:])]),
             "started": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"), "api_key": bool(api_key),
-            "limits": limits.__dict__, **machine}
+            "limits": limits.__dict__, "label": args.label, **machine}
     c = Campaign(args.out, api_key)
     endpoints: list[str] = []
 

@@ -54,6 +54,7 @@ def write_report(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) ->
              f"load {meta.get('loadavg_start')} at start, {meta.get('loadavg_end')} at end; API key "
              f"{'set' if meta.get('api_key') else 'not set'}. Limits under test: "
              + ", ".join(f"{k} {v}" for k, v in (meta.get("limits") or {}).items()) + ".", "",
+             *([meta["label"], ""] if meta.get("label") else []),
              ("Every request goes to a real `placer serve` on 127.0.0.1 over a fresh connection, with a timeout; "
              "after each answer a `GET /healthz` on the same connection checks that keep-alive survived. A probe "
              "process GETs `/healthz` every 50 ms throughout. See `benchmarks/README.md`."), "",
