@@ -11,6 +11,7 @@ from fastapi import FastAPI
 from fastapi.concurrency import run_in_threadpool
 
 import placer
+from api.compute import compute_limiter
 from api.docs import install_docs
 from api.errors import install_error_handlers
 from api.jobs import JobManager
@@ -57,6 +58,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.jobs = manager
     app.state.metrics = metrics
+    app.state.compute_limiter = compute_limiter(settings.compute_threads)
     app.state.solvers = {}
     install_error_handlers(app)
     install_docs(app)

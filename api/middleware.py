@@ -24,6 +24,7 @@ from api.logs import request_id_var
 from api.metrics import ServiceMetrics
 from api.ratelimit import FailureLimiter
 from api.settings import Settings
+from api.sizes import oversized
 from placer.errors import InvalidJsonError
 from placer.jsondoc import parse_json
 
@@ -117,7 +118,7 @@ class ServiceMiddleware:
                 self._check_host(headers)
                 self._authorize(scope, headers)
                 if scope["method"] in _BODY_METHODS:
-                    receive = await self._bounded_body(receive, headers)
+                    receive = await self._bounded_body(receive, headers, scope["path"])
             except _Reject as rej:
                 await _send_json(send_with_id, rej.status, error_body(rej.detail, rej.code), rej.headers)
                 return
@@ -158,7 +159,7 @@ class ServiceMiddleware:
             raise _Reject(401, "missing or wrong API key: send the header 'Authorization: Bearer <key>'",
                           "unauthorized", {"WWW-Authenticate": "Bearer"})
 
-    async def _bounded_body(self, receive: Receive, headers: dict[str, bytes]) -> Receive:
+    async def _bounded_body(self, receive: Receive, headers: dict[str, bytes], path: str) -> Receive:
         """Read the whole body (at most max_body_bytes), check it, and hand it on."""
         limit = self.settings.max_body_bytes
         too_large = _Reject(413, f"request body is larger than {limit} bytes (PLACER_MAX_BODY_BYTES)",
@@ -190,9 +191,12 @@ class ServiceMiddleware:
                 raise _Reject(415, f"Content-Type must be application/json, got {ctype!r} "
                               "(curl: -H 'Content-Type: application/json')", "unsupported_media_type")
             try:
-                parse_json(body, "request body", self.settings.max_json_depth)
+                doc = parse_json(body, "request body", self.settings.max_json_depth)
             except InvalidJsonError as exc:
                 raise _Reject(http_status(exc), str(exc), exc.code) from None
+            too_big = oversized(path, doc, self.settings)
+            if too_big:
+                raise _Reject(422, too_big, "limit_exceeded")
         sent = False
 
         async def replay() -> Message:

@@ -31,6 +31,10 @@ class Settings(BaseSettings):
     max_devices: int = Field(256, ge=1, description="devices per hardware graph")
     max_time_limit_s: float = Field(600.0, gt=0, description="largest options.time_limit_s accepted")
     max_threads: int = Field(4, ge=1, description="largest options.threads accepted")
+    max_crossover_points: int = Field(
+        2048, ge=1, description="entries of crossover `devices` and of each of its tables (epochs, efficiency, SU^M)")
+    compute_threads: int = Field(2, ge=1, description="requests validated, simulated or computed at once, in "
+                                 "threads off the event loop (solves run in the worker processes)")
     deadline_grace_s: float = Field(5.0, ge=0, description="a worker is killed at time_limit_s + this")
     worker_start_timeout_s: float = Field(120.0, gt=0, description="time a new worker may take to start")
 

@@ -2,12 +2,12 @@
 placer.crossover-result/v1 out). SU^M asked of the engine is solved in the worker pool."""
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Any
 
-from fastapi import APIRouter, Body, Request
-from fastapi.concurrency import run_in_threadpool
+from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse
 
+from api.compute import run_compute, unvalidated, validate_body
 from api.deps import JobsDep, SettingsDep
 from api.errors import LimitExceededError
 from api.inputs import check_limits, check_time_limit
@@ -42,6 +42,37 @@ _EXAMPLE_ENGINE = {
 }
 
 
+
+
+RawCrossoverConfig = unvalidated(CrossoverConfig, openapi_examples={
+    "given": {"summary": "SU^M given (GNMT, paper Figure 5b)", "value": _EXAMPLE_GIVEN},
+    "engine": {"summary": "SU^M computed by the placement engine", "value": _EXAMPLE_ENGINE}})
+
+
+def _check_points(config: CrossoverConfig, settings: Settings) -> None:
+    """The sweep's size (also counted on the raw body by api.sizes, before validation)."""
+    limit = settings.max_crossover_points
+    tables = {"devices": config.devices, config.epochs.field: config.epochs.points,
+              "mp_speedup.given": config.mp_speedup.given}
+    if config.scaling_efficiency.table is not None:
+        tables["scaling_efficiency.table"] = config.scaling_efficiency.table
+    for where, table in tables.items():
+        if len(table) > limit:
+            raise LimitExceededError(f"{where}: {len(table)} given, this service accepts at most {limit} "
+                                     "(PLACER_MAX_CROSSOVER_POINTS)")
+
+
+def _prepare(raw: object, settings: Settings) -> tuple[CrossoverConfig, JSONResponse | None]:
+    """Validate and check the config (in a worker thread). With SU^M given, also compute and
+    render the answer there; with engine solves, the config is ready for a worker process."""
+    config = validate_body(CrossoverConfig, raw)
+    _check_points(config, settings)
+    if config.mp_speedup.engine is None:
+        return config, JSONResponse(finite(run(config, None, None, False).to_dict()))
+    _check_engine_inputs(config, settings)
+    return config, None
+
+
 def _check_engine_inputs(config: CrossoverConfig, settings: Settings) -> None:
     engine = config.mp_speedup.engine
     assert engine is not None
@@ -57,22 +88,21 @@ def _check_engine_inputs(config: CrossoverConfig, settings: Settings) -> None:
              responses={200: {"description": "placer.crossover-result/v1"},
                         **error_responses(400, 401, 404, 413, 415, 422, 500, 503, 504)})
 async def create_crossover(
-    config: Annotated[CrossoverConfig, Body(openapi_examples={
-        "given": {"summary": "SU^M given (GNMT, paper Figure 5b)", "value": _EXAMPLE_GIVEN},
-        "engine": {"summary": "SU^M computed by the placement engine", "value": _EXAMPLE_ENGINE}})],
+    raw: RawCrossoverConfig,
     request: Request, settings: SettingsDep, jobs: JobsDep,
 ) -> Any:
     """For every total device count: DP-only speedup, the best N-way DP x M-way MP split, the eq. 6
     threshold, the crossover device count and device-count advice. SU^M comes from `mp_speedup.given`
     or is computed by the placement engine (`mp_speedup.engine`, inline graph or zoo model, preset or
-    inline hardware; no file paths), each engine solve bounded by its time limit."""
-    if config.mp_speedup.engine is None:
-        report = await run_in_threadpool(run, config, None, None, False)
-        return JSONResponse(finite(report.to_dict()))
-    await run_in_threadpool(_check_engine_inputs, config, settings)
+    inline hardware; no file paths), each engine solve bounded by its time limit. At most
+    PLACER_MAX_CROSSOVER_POINTS device counts, and as many points per table."""
+    config, answer = await run_compute(request, _prepare, raw, settings)
+    if answer is not None:
+        return answer
     engine = config.mp_speedup.engine
+    assert engine is not None
     summary = {"solver": engine.solver, "time_limit_s": engine.time_limit_s, "solves": len(engine.m),
                "name": config.name}
-    job = jobs.submit("crossover", {"config": await request.json()}, summary, persistent=False)
+    job = jobs.submit("crossover", {"config": raw}, summary, persistent=False)
     record = await wait_for_job(job, request, jobs)
     return JSONResponse(final_answer(record))

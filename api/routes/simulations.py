@@ -3,9 +3,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter
-from fastapi.concurrency import run_in_threadpool
+from fastapi import APIRouter, Request
+from fastapi.responses import JSONResponse
 
+from api.compute import json_reply, run_compute, unvalidated, validate_body
 from api.deps import SettingsDep
 from api.inputs import check_limits, check_order, resolve_hardware_ref
 from api.routes import error_responses
@@ -18,8 +19,11 @@ __all__ = ["router"]
 
 router = APIRouter(prefix="/v1/simulations", tags=["simulations"])
 
+RawSimulationRequest = unvalidated(SimulationRequest)
 
-def _simulate(body: SimulationRequest, settings: Settings) -> dict[str, Any]:
+
+def _simulate(raw: object, settings: Settings) -> JSONResponse:
+    body = validate_body(SimulationRequest, raw)
     hardware = resolve_hardware_ref(body.hardware)
     check_limits(body.graph, hardware, settings)
     if body.result is not None:
@@ -34,13 +38,13 @@ def _simulate(body: SimulationRequest, settings: Settings) -> dict[str, Any]:
         plan = ReplayPlan(body.placement, body.order)
     if plan.order is not None:
         check_order(body.graph, hardware, plan.placement, plan.order)
-    return replay(body.graph, hardware, plan, contention=body.contention).to_dict()
+    return json_reply(SimulationReply, replay(body.graph, hardware, plan, contention=body.contention).to_dict())
 
 
 @router.post("", response_model=SimulationReply, summary="Replay a placement",
              responses=error_responses(400, 401, 404, 413, 415, 422))
-async def create_simulation(body: SimulationRequest, settings: SettingsDep) -> Any:
+async def create_simulation(raw: RawSimulationRequest, request: Request, settings: SettingsDep) -> Any:
     """Replays the placement (ops run when their inputs have arrived; with `order`, in that order per
     device) and reports makespan, device and link busy times and the timeline. With `contention`
     a link direction carries one transfer at a time, which the solvers' model leaves out."""
-    return await run_in_threadpool(_simulate, body, settings)
+    return await run_compute(request, _simulate, raw, settings)
