@@ -126,8 +126,13 @@ def _cheapest_delays(problem: Problem) -> list[float]:
         key = (e.size_bytes, gu if len(problem.allowed[gu]) < problem.n_devices else -1,
                gv if len(problem.allowed[gv]) < problem.n_devices else -1)
         if key not in cache:
-            cache[key] = min((problem.delay_ms(e, a, b) for a in problem.allowed[gu]
-                              for b in problem.allowed[gv] if a != b), default=math.inf)
+            targets = np.array(problem.allowed[gv], dtype=np.intp)
+            least = math.inf
+            for a in problem.allowed[gu]:
+                row = problem.router.delays_ms(e.size_bytes, problem.devices[a])[targets[targets != a]]
+                if row.size:
+                    least = min(least, float(row.min()))
+            cache[key] = least
         out.append(cache[key])
     return out
 

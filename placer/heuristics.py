@@ -51,13 +51,17 @@ def single_device(problem: Problem) -> Schedule | None:
 
 def _mean_delay_ms(problem: Problem):
     """Average transfer delay over ordered device pairs, by size (HEFT's mean comm cost)."""
-    pairs = [(a, b) for a in problem.devices for b in problem.devices if a != b]
+    n = problem.n_devices
 
     @cache
     def mean(size_bytes: int) -> float:
-        if not pairs:
+        if n < 2:
             return 0.0
-        return sum(problem.router.delay_ms(size_bytes, a, b) for a, b in pairs) / len(pairs)
+        delays: list[float] = []
+        for a, name in enumerate(problem.devices):
+            row = problem.router.delays_ms(size_bytes, name).tolist()
+            delays += row[:a] + row[a + 1:]
+        return sum(delays) / len(delays)  # in (a, b) order, as the sum was always taken
 
     return mean
 

@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import NamedTuple
 
 import numpy as np
 
@@ -135,6 +136,13 @@ class _Front:
         return any(x is label for x in self.labels)
 
 
+class _Arcs(NamedTuple):
+    targets: np.ndarray
+    ms_per_byte: np.ndarray
+    latency_ms: np.ndarray
+    out: list[tuple[int, str, float, float]]
+
+
 class Router:
     """Minimum-delay routes between devices of one hardware graph, computed on demand.
 
@@ -160,17 +168,13 @@ class Router:
             self.adjacent[node].sort()
         self._nodes = list(self.adjacent)
         self._index = {n: i for i, n in enumerate(self._nodes)}
-        self._arcs: list[tuple[np.ndarray, np.ndarray, np.ndarray, list[tuple[int, str, float, float]]]] = []
-        for node in self._nodes:
-            out = [(self._index[nxt], nxt, self.link(node, nxt).seconds_per_byte * _MS_PER_S,
-                    self.link(node, nxt).latency_ms) for nxt in self.adjacent[node]]
-            self._arcs.append((np.array([w for w, *_ in out], dtype=np.intp),
-                               np.array([m for *_, m, _ in out], dtype=np.float64),
-                               np.array([lat for *_, lat in out], dtype=np.float64), out))
+        self._arc_table: list[_Arcs] | None = None
         self._fronts: dict[str, list[_Front]] = {}
         self.delay_ms = lru_cache(maxsize=None)(self._delay_ms)
         self.route = lru_cache(maxsize=None)(self._route)
         self.cost_profile = lru_cache(maxsize=None)(self._cost_profile)
+        self.delays_ms = lru_cache(maxsize=None)(self._delays_ms)
+        self._label_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def link(self, a: str, b: str) -> Link:
         return self.links[frozenset((a, b))]
@@ -179,6 +183,21 @@ class Router:
     def sources_computed(self) -> int:
         """How many source devices have had their routes computed so far."""
         return len(self._fronts)
+
+    def _arcs(self) -> list[_Arcs]:
+        """Per node, its links out as (index, id, ms per byte, latency) and as numpy columns;
+        built with the first route, not with the Router."""
+        if self._arc_table is None:
+            table = []
+            for node in self._nodes:
+                out = []
+                for nxt in self.adjacent[node]:
+                    link = self.link(node, nxt)
+                    out.append((self._index[nxt], nxt, link.seconds_per_byte * _MS_PER_S, link.latency_ms))
+                columns = np.array([(w, m, lat) for w, _, m, lat in out], dtype=np.float64).reshape(-1, 3)
+                table.append(_Arcs(columns[:, 0].astype(np.intp), columns[:, 1].copy(), columns[:, 2].copy(), out))
+            self._arc_table = table
+        return self._arc_table
 
     def _front(self, a: str, b: str) -> list[_Label]:
         fronts = self._fronts.get(a)
@@ -204,6 +223,7 @@ class Router:
             else:
                 lo_m[w] = lo_m_lat[w] = lo_l_m[w] = lo_l[w] = np.inf
 
+        arcs = self._arcs()
         s = self._index[src]
         start = _Label(0.0, 0.0, (src,))
         fronts[s].add(start, self.max_labels)
@@ -213,7 +233,7 @@ class Router:
             mpb, lat, _, path, v, label = heapq.heappop(heap)
             if not fronts[v].holds(label):
                 continue  # dropped after it was queued
-            targets, arc_m, arc_l, out = self._arcs[v]
+            targets, arc_m, arc_l, out = arcs[v]
             if not out:
                 continue
             cand_m = mpb + arc_m
@@ -245,6 +265,25 @@ class Router:
         if a == b:
             return (a,)
         return self._best(size_bytes, a, b).path
+
+    def _delays_ms(self, size_bytes: float, a: str) -> np.ndarray:
+        """Minimum delay from device a to every device, in device order (0 to a itself): the
+        values delay_ms gives, computed at once for bounds and averages over many pairs."""
+        arrays = self._label_arrays.get(a)
+        if arrays is None:
+            owner, m, lat = [], [], []
+            for d, b in enumerate(self.devices):
+                for label in self._front(a, b):
+                    owner.append(d)
+                    m.append(label.ms_per_byte)
+                    lat.append(label.latency_ms)
+            arrays = self._label_arrays[a] = (np.array(owner, dtype=np.intp), np.array(m), np.array(lat))
+        owner_of, m_arr, lat_arr = arrays
+        out = np.full(len(self.devices), np.inf)
+        np.minimum.at(out, owner_of, size_bytes * m_arr + lat_arr)
+        out[self.devices.index(a)] = 0.0
+        out.flags.writeable = False
+        return out
 
     def _cost_profile(self, a: str, b: str) -> frozenset[tuple[float, float]]:
         """The kept (ms per byte, latency) pairs from a to b: equal profiles mean equal delays at any size."""

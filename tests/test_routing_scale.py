@@ -168,3 +168,12 @@ def test_paths_off_the_lower_envelope_are_dropped() -> None:
 def test_max_labels_below_two_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         Router(parse_hardware(mesh(2)), max_labels=1)
+
+
+def test_delays_from_one_source_equal_the_pairwise_delays() -> None:
+    """delays_ms (used by the bounds and HEFT's averages) gives exactly delay_ms's numbers."""
+    for hw in (load_preset("two_node_v100_ib"), parse_hardware(mesh(16, seed=3, density=0.5))):
+        router = Router(hw)
+        for size in (0, 1, 4096, 12_345_678, 1e12):
+            for a in router.devices:
+                assert router.delays_ms(size, a).tolist() == [router.delay_ms(size, a, b) for b in router.devices]
