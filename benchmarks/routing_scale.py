@@ -145,7 +145,7 @@ def run_cli(code: Path, workdir: Path, n: int) -> dict[str, Any]:
     began = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "placer.cli", "solve", str(graph), "--hardware", str(hw),
                            "--time-limit", "30", "-q", "-o", str(out)], env=env_for(code), capture_output=True,
-                          check=False)
+                          check=False, cwd=workdir)  # not this checkout's directory: `-m` would import from it
     elapsed = time.perf_counter() - began
     status = json.loads(out.read_text())["status"] if out.exists() else None
     return {"case": f"cli solve, 2 ops, {n}-GPU mesh", "exit": proc.returncode, "seconds": round(elapsed, 3),
@@ -191,6 +191,8 @@ def run(args: argparse.Namespace) -> None:
         if "api" in args.modes:
             with service(code, workdir) as url, httpx.Client(base_url=url, timeout=3600) as client:
                 for name, path, body in api_cases(args.sizes):
+                    if args.match and not any(m in name for m in args.match):
+                        continue
                     payload = json.dumps(body).encode()
                     row = probed(url, lambda p=path, b=payload: client.post(
                         p, content=b, headers={"content-type": "application/json"}))
@@ -220,6 +222,19 @@ def write_report(directory: Path) -> Path:
         lines.append(f"| {r['label']} | {r['mode']} | {r['case']} | {r.get('status', r.get('exit'))} | {answer} | "
                      f"{r['seconds']} | {r.get('healthz_max_ms', '')} | {r.get('healthz_median_ms', '')} | "
                      f"{r.get('healthz_probes', '')} | {r.get('load_average', '')} |")
+    labels = list(dict.fromkeys(r["label"] for r in rows))
+    if len(labels) > 1:
+        latest = {(r["label"], r["mode"], r["case"]): r for r in rows}
+        cases = list(dict.fromkeys((r["mode"], r["case"]) for r in rows))
+        lines += ["", "Side by side (the latest row of each label; seconds, then /healthz max ms in brackets):", "",
+                  "| mode | case | " + " | ".join(labels) + " |", "|---|---|" + "---:|" * len(labels)]
+        for mode, case in cases:
+            cells = []
+            for label in labels:
+                r = latest.get((label, mode, case))
+                probe = f" [{r['healthz_max_ms']}]" if r and r.get("healthz_max_ms") is not None else ""
+                cells.append(f"{r['seconds']} ({r.get('status', r.get('exit'))}){probe}" if r else "not run")
+            lines.append(f"| {mode} | {case} | " + " | ".join(cells) + " |")
     details = [r for r in rows if r.get("detail")]
     if details:
         lines += ["", "Refusals:", ""] + [f"- {r['label']}, {r['case']}: `{r['detail']}`" for r in details]
@@ -234,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--code", default=str(ROOT), help="checkout whose placer and api are measured")
     parser.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256])
     parser.add_argument("--modes", nargs="+", default=["cli", "api"], choices=["cli", "api"])
+    parser.add_argument("--match", nargs="+", metavar="TEXT", help="only the API cases whose name contains one")
     parser.add_argument("--out", default=str(ROOT / "benchmarks" / "reports" / "2026-11-24-routing"))
     parser.add_argument("--report", metavar="DIR", help="only write DIR/report.md from DIR/results.jsonl")
     args = parser.parse_args(argv)
