@@ -41,9 +41,6 @@ _EXAMPLE_ENGINE = {
                               "hardware": "dgx1_v100", "m": [2], "time_limit_s": 5}},
 }
 
-
-
-
 RawCrossoverConfig = unvalidated(CrossoverConfig, openapi_examples={
     "given": {"summary": "SU^M given (GNMT, paper Figure 5b)", "value": _EXAMPLE_GIVEN},
     "engine": {"summary": "SU^M computed by the placement engine", "value": _EXAMPLE_ENGINE}})
@@ -87,10 +84,7 @@ def _check_engine_inputs(config: CrossoverConfig, settings: Settings) -> None:
 @router.post("", response_model=dict[str, Any], summary="DP x MP crossover",
              responses={200: {"description": "placer.crossover-result/v1"},
                         **error_responses(400, 401, 404, 413, 415, 422, 500, 503, 504)})
-async def create_crossover(
-    raw: RawCrossoverConfig,
-    request: Request, settings: SettingsDep, jobs: JobsDep,
-) -> Any:
+async def create_crossover(raw: RawCrossoverConfig, request: Request, settings: SettingsDep, jobs: JobsDep) -> Any:
     """For every total device count: DP-only speedup, the best N-way DP x M-way MP split, the eq. 6
     threshold, the crossover device count and device-count advice. SU^M comes from `mp_speedup.given`
     or is computed by the placement engine (`mp_speedup.engine`, inline graph or zoo model, preset or
