@@ -33,6 +33,7 @@ __all__ = [
     "QueueFullError",
     "ServiceError",
     "ServiceStoppingError",
+    "StoreUnavailableError",
     "WorkerFailedError",
     "error_body",
     "http_status",
@@ -69,6 +70,19 @@ class ServiceStoppingError(ServiceError):
     """The service is shutting down; a job it held is re-queued for the next start."""
 
     code = "service_stopping"
+
+
+class StoreUnavailableError(ServiceError):
+    """The job store cannot be written (disk full, file gone, I/O error): jobs are refused
+    until it can, synchronous solves still run. `transient` is False when retrying cannot help
+    (the row itself is rejected, e.g. too big)."""
+
+    code = "store_unavailable"
+
+    def __init__(self, message: str, retry_after_s: int = 5, transient: bool = True) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+        self.transient = transient
 
 
 class JobNotFoundError(ServiceError):
@@ -108,6 +122,7 @@ _HTTP_STATUS: dict[type[BaseException], int] = {
     PlacerError: 500,
     QueueFullError: 503,
     ServiceStoppingError: 503,
+    StoreUnavailableError: 503,
     JobNotFoundError: 404,
     JobConflictError: 409,
     WorkerFailedError: 500,
@@ -192,7 +207,7 @@ async def _placer_error(request: Request, exc: Exception) -> JSONResponse:
     if status >= 500:
         log.error("request failed", exc_info=exc, extra={"code": getattr(exc, "code", "internal")})
     headers = {}
-    if isinstance(exc, QueueFullError):
+    if isinstance(exc, (QueueFullError, StoreUnavailableError)):
         headers["Retry-After"] = str(exc.retry_after_s)
     return JSONResponse(error_body(str(exc), getattr(exc, "code", "internal")), status_code=status,
                         headers=headers)

@@ -257,7 +257,10 @@ class Health(BaseModel):
         "workers": 2, "workers_alive": 2, "running": 0, "queue_depth": 0, "queue_size": 16,
     }]})
 
-    status: Literal["ok", "degraded"]
+    status: Literal["ok", "degraded", "failing"] = Field(description="`ok`; `degraded` (200) while no solve "
+                                                         "worker is up; `failing` (503) while `problems` is not empty")
+    problems: list[str] = Field(default_factory=list, description="what keeps the service from working "
+                                "right now (job store unwritable, deleted or replaced; a stopped solve slot)")
     version: str
     solvers: dict[str, bool] = Field(description="exact back ends usable here (heuristics always are)")
     workers: int

@@ -23,6 +23,16 @@ class Settings(BaseSettings):
     db_path: Path = Field(Path("placer-jobs.sqlite3"), description="SQLite file holding jobs and results")
     result_ttl_s: float = Field(86400.0, gt=0, description="how long finished jobs and results are kept")
     max_requeues: int = Field(3, ge=0, description="restarts a job survives before it is failed")
+    store_check_period_s: float = Field(1.0, gt=0, description="how often the job store file is checked "
+                                        "(deleted, replaced) while it is healthy")
+    store_class: str = Field("api.store:JobStore", description="module:Class of the job store (tests swap "
+                             "in one that injects faults)")
+    job_queue_size: int = Field(64, ge=0, description="jobs (202) that may wait for a worker; beyond: 503. "
+                                "Apart from queue_size, so jobs never take a synchronous caller's place")
+    job_workers: int = Field(0, ge=0, description="workers jobs (202) may occupy at once; 0: all but one "
+                             "(at least one), so a synchronous solve always finds a worker soon")
+    job_abandon_s: float = Field(3600.0, ge=0, description="a queued job nobody polled for this long is "
+                                 "cancelled (code `abandoned`); 0: never")
 
     max_body_bytes: int = Field(10_000_000, ge=1024, description="larger request bodies get 413")
     max_json_depth: int = Field(32, ge=4, description="deeper JSON nesting gets 400")

@@ -2,18 +2,29 @@
 
 One service process owns the file at a time (an exclusive lock file beside it), so a second
 service pointed at the same path fails at start instead of stealing the first one's jobs.
+
+Every write goes through `_write`, which first checks that the path still names the file the
+store opened: SQLite keeps writing into a deleted file without a word, and everything written
+after the deletion would be gone at the next start. A deleted file is re-created at once with
+every row the open (unlinked) file still holds; a file replaced by another one is refused
+(`StoreUnavailableError`) rather than overwritten. Failed writes raise `StoreUnavailableError`;
+the job manager keeps what it could not write in memory and retries.
 """
 from __future__ import annotations
 
 import fcntl
 import json
+import logging
 import os
 import sqlite3
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from api.errors import StoreUnavailableError
 
 __all__ = ["ACTIVE_STATES", "FINAL_STATES", "JobRecord", "JobStore", "StoreLockedError"]
 
@@ -36,7 +47,13 @@ CREATE TABLE IF NOT EXISTS jobs (
     interruptions INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, created_at);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 """
+
+log = logging.getLogger("api.store")
+
+_COLUMNS = ("id", "kind", "state", "request", "summary", "progress", "result", "error", "created_at",
+            "started_at", "finished_at", "interruptions")
 
 _JSON_COLUMNS = ("request", "summary", "progress", "result", "error")
 
@@ -63,7 +80,7 @@ class JobRecord:
     interruptions: int = 0
 
 
-def _row_to_record(row: sqlite3.Row) -> JobRecord:
+def _row_to_record(row: sqlite3.Row | dict[str, Any]) -> JobRecord:
     doc = dict(row)
     for col in _JSON_COLUMNS:
         doc[col] = json.loads(doc[col]) if doc[col] is not None else None
@@ -78,22 +95,31 @@ class JobStore:
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
         self._lock_fd: int | None = None
+        self._identity: tuple[int, int] | None = None  # (st_dev, st_ino) of the file we opened
+        self._orphans: list[tuple[Any, ...]] = []  # rows of a deleted file not yet in the new one
 
     def open(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock_fd = self._take_lock_file()
+        self._connect()
+
+    def _take_lock_file(self) -> int:
         fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             os.close(fd)
             raise StoreLockedError(f"job store {self.path} is in use by another placer service") from None
-        self._lock_fd = fd
+        return fd
+
+    def _connect(self) -> None:
         conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         conn.row_factory = sqlite3.Row
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
-        self._conn = conn
+        st = os.stat(self.path)
+        self._conn, self._identity = conn, (st.st_dev, st.st_ino)
 
     def close(self) -> None:
         with self._lock:
@@ -106,18 +132,122 @@ class JobStore:
 
     def _db(self) -> sqlite3.Connection:
         if self._conn is None:
-            raise RuntimeError("job store is not open")
+            raise StoreUnavailableError(f"job store {self.path} is not open")
         return self._conn
 
-    def insert(self, rec: JobRecord) -> None:
+    # ------------------------------------------------------------------ the file under our feet
+
+    def file_problem(self) -> str | None:
+        """Why the path no longer names the open store file, or None. Cheap (one stat), lock-free:
+        /healthz calls it."""
+        if self._identity is None:
+            return None
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return f"job store file {self.path} was deleted while the service ran"
+        except OSError as exc:
+            return f"job store file {self.path} cannot be examined: {exc}"
+        if (st.st_dev, st.st_ino) != self._identity:
+            return (f"job store file {self.path} was replaced by another file while the service ran; "
+                    f"remove that file (the store is then re-created) or restart the service")
+        return None
+
+    def _follow_file(self) -> None:
+        """Called with the lock held before each write: re-create a deleted store file, refuse
+        to write when another file took its place."""
+        problem = self.file_problem()
+        if problem is not None:
+            if self.path.exists():
+                raise StoreUnavailableError(problem)
+            self._recreate()
+        if self._orphans:
+            self._restore_orphans()
+
+    def _recreate(self) -> None:
+        """Take every row out of the open (unlinked) file, then start a new file at the path."""
+        if self._conn is not None:
+            old = self._conn
+            self._orphans = [tuple(r) for r in old.execute(f"SELECT {', '.join(_COLUMNS)} FROM jobs")]
+            old.close()
+            self._conn = None
+            log.error("the job store file was deleted while the service ran; re-creating it with the "
+                      "jobs the open file still held", extra={"db_path": str(self.path), "jobs": len(self._orphans)})
+        for suffix in ("-wal", "-shm"):  # the deleted file's; a new file must not replay them
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self._relock()
+        try:
+            self._connect()
+        except BaseException:
+            for suffix in ("", "-wal", "-shm"):  # a half-made file would look like a foreign one
+                Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+            raise
+
+    def _restore_orphans(self) -> None:
+        db = self._db()
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.executemany(f"INSERT OR REPLACE INTO jobs ({', '.join(_COLUMNS)}) "
+                           f"VALUES ({', '.join('?' * len(_COLUMNS))})", self._orphans)
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        log.warning("job store re-created", extra={"db_path": str(self.path), "jobs": len(self._orphans)})
+        self._orphans = []
+
+    def _relock(self) -> None:
+        """Take the lock file again when it went with the store file (rm jobs.sqlite3*)."""
+        lock_path = f"{self.path}.lock"
+        try:
+            st = os.stat(lock_path)
+            held = self._lock_fd is not None and (st.st_dev, st.st_ino) == _fd_identity(self._lock_fd)
+        except FileNotFoundError:
+            held = False
+        if held:
+            return
+        try:
+            fd = self._take_lock_file()
+        except StoreLockedError:
+            raise StoreUnavailableError(f"job store {self.path}: its lock file was taken by another "
+                                        f"process; restart the service") from None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+        self._lock_fd = fd
+
+    # ------------------------------------------------------------------ writes
+
+    def _execute_write(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
+        """The one place a write reaches SQLite (tests inject faults by overriding it)."""
+        return self._db().execute(sql, params)
+
+    def _write(self, sql: str, params: Sequence[Any]) -> sqlite3.Cursor:
         with self._lock:
-            self._db().execute(
-                "INSERT INTO jobs (id, kind, state, request, summary, progress, result, error, created_at, "
-                "started_at, finished_at, interruptions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                (rec.id, rec.kind, rec.state, json.dumps(rec.request), json.dumps(rec.summary),
-                 _dumps(rec.progress), _dumps(rec.result), _dumps(rec.error), rec.created_at,
-                 rec.started_at, rec.finished_at, rec.interruptions),
-            )
+            try:
+                self._follow_file()
+                return self._execute_write(sql, params)
+            except StoreUnavailableError:
+                raise
+            except (sqlite3.DataError, sqlite3.IntegrityError) as exc:  # this row, not the store
+                raise StoreUnavailableError(f"job store {self.path} refused a write: {exc}",
+                                            transient=False) from exc
+            except (sqlite3.Error, OSError) as exc:
+                raise StoreUnavailableError(f"job store {self.path} cannot be written: {exc}") from exc
+
+    def insert(self, rec: JobRecord) -> None:
+        self._write(
+            "INSERT INTO jobs (id, kind, state, request, summary, progress, result, error, created_at, "
+            "started_at, finished_at, interruptions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            _params(rec),
+        )
+
+    def upsert(self, rec: JobRecord) -> None:
+        """Write the whole record, whether the row exists or not (re-writing held jobs)."""
+        self._write(
+            "INSERT OR REPLACE INTO jobs (id, kind, state, request, summary, progress, result, error, "
+            "created_at, started_at, finished_at, interruptions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            _params(rec),
+        )
 
     def update(self, job_id: str, **fields: Any) -> None:
         """Set columns of one job; JSON columns take dicts."""
@@ -125,17 +255,29 @@ class JobStore:
             return
         cols = ", ".join(f"{name} = ?" for name in fields)
         values = [_dumps(v) if name in _JSON_COLUMNS else v for name, v in fields.items()]
+        self._write(f"UPDATE jobs SET {cols} WHERE id = ?", (*values, job_id))
+
+    def probe(self) -> None:
+        """A tiny real write: does the store take writes again?"""
+        self._write("INSERT OR REPLACE INTO meta (key, value) VALUES ('probe', ?)", (str(time.time()),))
+
+    def _read(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self._lock:
-            self._db().execute(f"UPDATE jobs SET {cols} WHERE id = ?", (*values, job_id))
+            try:
+                return self._db().execute(sql, params).fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                raise StoreUnavailableError(f"job store {self.path} cannot be read: {exc}") from exc
 
     def get(self, job_id: str) -> JobRecord | None:
         with self._lock:
-            row = self._db().execute("SELECT * FROM jobs WHERE id = ?", (job_id,)).fetchone()
-        return _row_to_record(row) if row else None
+            orphan = next((row for row in self._orphans if row[0] == job_id), None)
+        if orphan is not None:
+            return _row_to_record(dict(zip(_COLUMNS, orphan, strict=True)))
+        rows = self._read("SELECT * FROM jobs WHERE id = ?", (job_id,))
+        return _row_to_record(rows[0]) if rows else None
 
     def delete(self, job_id: str) -> None:
-        with self._lock:
-            self._db().execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+        self._write("DELETE FROM jobs WHERE id = ?", (job_id,))
 
     def recover(self, max_requeues: int) -> list[JobRecord]:
         """After a restart: jobs left running are interrupted; re-queue them (or fail them after
@@ -166,17 +308,25 @@ class JobStore:
 
     def purge(self, finished_before: float) -> int:
         """Forget finished jobs older than the retention time; returns how many."""
-        with self._lock:
-            cur = self._db().execute(
-                "DELETE FROM jobs WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?",
-                (finished_before,),
-            )
-            return cur.rowcount
+        cur = self._write(
+            "DELETE FROM jobs WHERE state IN ('succeeded', 'failed', 'cancelled') AND finished_at < ?",
+            (finished_before,),
+        )
+        return cur.rowcount
 
     def counts(self) -> dict[str, int]:
-        with self._lock:
-            rows = self._db().execute("SELECT state, COUNT(*) FROM jobs GROUP BY state").fetchall()
-        return {state: n for state, n in rows}
+        return {state: n for state, n in self._read("SELECT state, COUNT(*) FROM jobs GROUP BY state")}
+
+
+def _params(rec: JobRecord) -> tuple[Any, ...]:
+    return (rec.id, rec.kind, rec.state, json.dumps(rec.request), json.dumps(rec.summary), _dumps(rec.progress),
+            _dumps(rec.result), _dumps(rec.error), rec.created_at, rec.started_at, rec.finished_at,
+            rec.interruptions)
+
+
+def _fd_identity(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
 
 
 def _dumps(value: Any) -> str | None:

@@ -1,8 +1,10 @@
 """GET /healthz (liveness, back ends, queue) and GET /metrics (Prometheus)."""
 from __future__ import annotations
 
+from typing import Any
+
 from fastapi import APIRouter, Request
-from fastapi.responses import PlainTextResponse, Response
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
 import placer
 from api.deps import JobsDep, MetricsDep, SettingsDep
@@ -15,14 +17,20 @@ __all__ = ["router"]
 router = APIRouter(tags=["service"])
 
 
-@router.get("/healthz", response_model=Health, summary="Liveness, solver back ends, queue depth")
-def healthz(request: Request, settings: SettingsDep, jobs: JobsDep) -> Health:
-    """Never needs the API key. `degraded` when no solve worker is up; `workers_alive` below
-    `workers` for a moment is normal after a solve was killed (its worker is being restarted)."""
+@router.get("/healthz", response_model=Health, summary="Liveness, solver back ends, queue depth",
+            responses={503: {"model": Health, "description": "`failing`: `problems` names what is wrong"}})
+def healthz(request: Request, settings: SettingsDep, jobs: JobsDep) -> Any:
+    """Never needs the API key. 503 `failing` while something keeps the service from its job (the
+    job store cannot be written, its file was deleted or replaced), ok again once the cause is gone.
+    `degraded` when no solve worker is up; `workers_alive` below `workers` for a moment is normal
+    after a solve was killed (its worker is being restarted)."""
     alive = jobs.workers_alive()
-    return Health(status="ok" if alive > 0 else "degraded", version=placer.__version__,
-                  solvers=request.app.state.solvers, workers=settings.workers, workers_alive=alive,
-                  running=jobs.running(), queue_depth=jobs.queue_depth(), queue_size=settings.queue_size)
+    problems = jobs.problems()
+    health = Health(status="failing" if problems else "ok" if alive > 0 else "degraded", problems=problems,
+                    version=placer.__version__, solvers=request.app.state.solvers, workers=settings.workers,
+                    workers_alive=alive, running=jobs.running(), queue_depth=jobs.queue_depth(),
+                    queue_size=settings.queue_size)
+    return JSONResponse(health.model_dump(), status_code=503 if problems else 200)
 
 
 @router.get("/metrics", response_class=PlainTextResponse, summary="Prometheus metrics",
