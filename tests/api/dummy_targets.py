@@ -39,3 +39,19 @@ def bad_input(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
 
 def crash(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
     os._exit(3)
+
+
+def dies_after_incumbent(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """Reports an incumbent, then is killed (as by the OOM killer) before it answers."""
+    emit({"elapsed_s": 0.01, "incumbent_ms": 10.0, "bound_ms": 5.0, "message": "heuristic",
+          "result": {"format": "placer.result/v1", "status": "feasible", "solver": "cbc", "makespan_ms": 10.0,
+                     "lower_bound_ms": 5.0, "gap": 0.5, "placement": {"a": "gpu0"}}})
+    time.sleep(0.2)  # the event reaches the service before the worker dies
+    os.kill(os.getpid(), 9)
+    raise AssertionError("unreachable")
+
+
+def no_solution(request: dict[str, Any], emit: Emit) -> dict[str, Any]:
+    """What the engine answers when the time limit passes before any placement is found."""
+    return {"format": "placer.result/v1", "status": "no_solution", "solver": "cpsat", "lower_bound_ms": 4.0,
+            "reason": "time limit reached before any placement was found"}

@@ -11,7 +11,7 @@ import pytest
 from service_helpers import process_group_alive
 
 from api.errors import QueueFullError, rebuild_worker_error
-from api.jobs import JobManager
+from api.jobs import JobManager, final_answer
 from api.pool import WorkerProcess, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore, StoreLockedError
@@ -119,6 +119,38 @@ def test_a_killed_placement_returns_its_incumbent_with_the_gap_of_the_best_bound
         rec = none.future.result(timeout=10)
         assert rec.result is not None and rec.result["status"] == "no_solution"
         assert rec.result["reason"].startswith("the deadline (0.5 s time limit + 0.5 s grace) passed")
+        assert rec.state == "failed" and rec.error is not None and rec.error["code"] == "no_solution"
+        assert rec.error["detail"] == rec.result["reason"]
+    finally:
+        manager.stop()
+
+
+def test_a_no_solution_answer_ends_the_job_failed_with_its_reason(tmp_path: Path) -> None:
+    manager = _manager(tmp_path, "no_solution")
+    try:
+        job = manager.submit("placement", {}, {"solver": "cpsat", "time_limit_s": 5}, persistent=True)
+        rec = job.future.result(timeout=10)
+        assert rec.state == "failed" and rec.error == {
+            "type": "NoSolution", "code": "no_solution", "detail": "time limit reached before any placement was found"}
+        assert rec.result is not None and rec.result["status"] == "no_solution"
+        stored = manager.store.get(job.record.id)
+        assert stored is not None and (stored.state, stored.error, stored.result) == (rec.state, rec.error, rec.result)
+        assert final_answer(rec) == rec.result  # a synchronous caller still gets the answer (200)
+    finally:
+        manager.stop()
+
+
+def test_a_worker_that_dies_fails_its_job_and_keeps_the_incumbent(tmp_path: Path) -> None:
+    manager = _manager(tmp_path, "dies_after_incumbent")
+    try:
+        job = manager.submit("placement", {}, {"solver": "cbc", "time_limit_s": 30}, persistent=True)
+        rec = job.future.result(timeout=30)
+        assert rec.state == "failed" and rec.error is not None and rec.error["code"] == "worker_failed"
+        assert rec.error["detail"] == ("the solve worker died (signal 9); the best placement it had found "
+                                       "is the result")
+        assert rec.result is not None and rec.result["status"] == "feasible"
+        assert rec.result["stopped_by"] == "worker_died"
+        assert manager.store.get(job.record.id).state == "failed"
     finally:
         manager.stop()
 
