@@ -223,7 +223,8 @@ class JobManager:
                 try:
                     self.store.insert(rec)
                 except StoreUnavailableError as exc:
-                    self._store_failed(exc)
+                    if exc.transient:
+                        self._store_failed(exc)
                     if self.metrics:
                         self.metrics.rejected.inc()
                     raise StoreUnavailableError(

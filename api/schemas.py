@@ -123,7 +123,9 @@ class JobProgress(BaseModel):
 
 
 class JobError(BaseModel):
-    code: str | None = None
+    code: str | None = Field(None, description="why the job failed or was cancelled: `no_solution`, "
+                             "`worker_failed`, `deadline_exceeded`, `store_unavailable`, `interrupted`, "
+                             "`cancelled`, `abandoned`, or an input error's code")
     detail: str | None = None
     type: str | None = None
     input: bool | None = None
@@ -143,7 +145,13 @@ class JobView(BaseModel):
 
     id: str
     kind: str
-    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"]
+    state: Literal["queued", "running", "succeeded", "failed", "cancelled", "interrupted"] = Field(
+        description="`succeeded`: `result` holds a placement (`optimal`, or `feasible` when stopped at the "
+        "deadline) or a proof of `infeasible`. `failed`: no usable answer, `error.code` says why: "
+        "`no_solution` (stopped before any placement was found; `result` holds the bound and reason), "
+        "`worker_failed` (the worker died; `result` holds the best placement it had found, if any), "
+        "`store_unavailable`, `interrupted`, or the input error. `cancelled`: by DELETE or "
+        "`abandoned` (queued and not polled for PLACER_JOB_ABANDON_S)")
     created_at: float
     started_at: float | None = None
     finished_at: float | None = None
@@ -253,7 +261,7 @@ class PresetSummary(BaseModel):
 
 class Health(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
-        "status": "ok", "version": "0.1.0", "solvers": {"cpsat": True, "cbc": True, "highs": True},
+        "status": "ok", "problems": [], "version": "0.1.0", "solvers": {"cpsat": True, "cbc": True, "highs": True},
         "workers": 2, "workers_alive": 2, "running": 0, "queue_depth": 0, "queue_size": 16,
     }]})
 
