@@ -175,6 +175,7 @@ class JobStore:
                       "jobs the open file still held", extra={"db_path": str(self.path), "jobs": len(self._orphans)})
         for suffix in ("-wal", "-shm"):  # the deleted file's; a new file must not replay them
             Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        self.path.parent.mkdir(parents=True, exist_ok=True)  # rm -r of the whole directory
         self._relock()
         try:
             self._connect()

@@ -6,6 +6,7 @@ the cause meanwhile and 200 again without a restart, and a restart finds every j
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import time
 from collections.abc import Iterator
@@ -117,18 +118,20 @@ def test_a_record_sqlite_refuses_ends_the_job_failed_with_the_reason(service: Se
         _healthy_again(client)
 
 
-@pytest.mark.parametrize("what", ["db", "db-wal-shm-lock"])
+@pytest.mark.parametrize("what", ["db", "db-wal-shm-lock", "directory"])
 def test_a_deleted_store_file_is_reported_then_recreated_with_every_job(tmp_path: Path, what: str) -> None:
     # the keeper would re-create the file within a second; here only the next write does, so
     # /healthz can be seen failing first
-    svc = ServiceProcess(tmp_path, workers=2, store_check_period_s=3600).start()
-    db = Path(svc.settings["db_path"])
+    db = tmp_path / "store" / "jobs.sqlite3"
+    svc = ServiceProcess(tmp_path, workers=2, store_check_period_s=3600, db_path=db).start()
     try:
         with svc.client() as client:
             before = client.post("/v1/placements", json=ASYNC_DIAMOND).json()["job_id"]
             finished = wait_for_job(client, before)
             assert finished["state"] == "succeeded"
-            for suffix in ("", "-wal", "-shm", ".lock") if what != "db" else ("",):
+            if what == "directory":
+                shutil.rmtree(db.parent)
+            for suffix in ("", "-wal", "-shm", ".lock") if what == "db-wal-shm-lock" else ("",) if what == "db" else ():
                 os.remove(f"{db}{suffix}")
             health = client.get("/healthz")
             assert health.status_code == 503
@@ -141,7 +144,7 @@ def test_a_deleted_store_file_is_reported_then_recreated_with_every_job(tmp_path
             assert db.exists() and client.get("/healthz").status_code == 200
     finally:
         svc.stop(signal.SIGKILL)
-    again = ServiceProcess(tmp_path, workers=2).start()
+    again = ServiceProcess(tmp_path, workers=2, db_path=db).start()
     try:
         with again.client() as client:
             assert client.get(f"/v1/jobs/{before}").json() == finished
@@ -162,5 +165,32 @@ def test_the_keeper_recreates_a_deleted_store_file_by_itself(service: ServicePro
     try:
         with again.client() as client:
             assert client.get(f"/v1/jobs/{job_id}").json() == finished
+    finally:
+        again.stop()
+
+
+def test_a_replaced_store_file_is_not_overwritten_and_jobs_are_refused_until_it_is_removed(
+        service: ServiceProcess) -> None:
+    db = Path(service.settings["db_path"])
+    with service.client() as client:
+        job_id = client.post("/v1/placements", json=ASYNC_DIAMOND).json()["job_id"]
+        finished = wait_for_job(client, job_id)
+        os.remove(db)
+        db.write_bytes(b"someone else's file")
+        refused = client.post("/v1/placements", json=ASYNC_DIAMOND)
+        assert refused.status_code == 503 and refused.json()["code"] == "store_unavailable"
+        assert "was replaced by another file" in refused.json()["detail"]
+        health = client.get("/healthz")
+        assert health.status_code == 503 and "was replaced by another file" in health.text
+        assert db.read_bytes() == b"someone else's file"
+        os.remove(db)
+        _healthy_again(client)
+        accepted = client.post("/v1/placements", json=ASYNC_DIAMOND)
+        assert accepted.status_code == 202
+    again = _restarted(service)
+    try:
+        with again.client() as client:
+            assert client.get(f"/v1/jobs/{job_id}").json() == finished
+            assert client.get(f"/v1/jobs/{accepted.json()['job_id']}").status_code == 200
     finally:
         again.stop()
