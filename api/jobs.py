@@ -313,7 +313,8 @@ class JobManager:
         with self._cond:
             if self._store_error is not None:
                 found.append(f"{self._store_error} (for {time.monotonic() - self._store_error_since:.0f} s; "
-                             f"{len(self._unsaved)} job states held in memory and retried; new jobs refused)")
+                             f"{len(self._unsaved)} job states held in memory and retried; jobs are refused while "
+                             f"writes fail)")
             dead = [] if self._stopping else [i for i, t in self._slots.items() if not t.is_alive()]
         file_problem = self.store.file_problem()
         if file_problem is not None and file_problem not in (self._store_error or ""):
@@ -361,7 +362,7 @@ class JobManager:
             try:
                 self.store.upsert(snapshot)
             except StoreUnavailableError as exc:
-                if exc.transient:
+                if exc.transient or snapshot.finished_at is None:  # a job still running may end storable
                     raise
                 self._store_unstorable(job, snapshot, exc)
             with self._cond:
@@ -377,12 +378,7 @@ class JobManager:
                                                                                 "reason": str(exc)})
         with self._cond:
             rec = job.record
-            if rec.state in ("queued", "running"):
-                job.cancel_reason = "cancelled"
-                job.cancel.set()
             rec.state, rec.result, rec.error = "failed", None, error
-            rec.finished_at = rec.finished_at or time.time()
-            job.version += 1
             snapshot = copy.copy(rec)
         self.store.upsert(snapshot)
 

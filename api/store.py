@@ -140,6 +140,12 @@ class JobStore:
     def file_problem(self) -> str | None:
         """Why the path no longer names the open store file, or None. Cheap (one stat), lock-free:
         /healthz calls it."""
+        if self._orphans:  # until they are back in the new file, a kill would lose them
+            return f"job store file {self.path} is being re-created ({len(self._orphans)} jobs to restore)"
+        return self._moved()
+
+    def _moved(self) -> str | None:
+        """Why the path no longer names the file we opened (deleted, replaced), or None."""
         if self._identity is None:
             return None
         try:
@@ -156,7 +162,7 @@ class JobStore:
     def _follow_file(self) -> None:
         """Called with the lock held before each write: re-create a deleted store file, refuse
         to write when another file took its place."""
-        problem = self.file_problem()
+        problem = self._moved()
         if problem is not None:
             if self.path.exists():
                 raise StoreUnavailableError(problem)
