@@ -8,8 +8,10 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import sqlite3
 import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +45,19 @@ def _healthy_again(client: httpx.Client, timeout_s: float = 60.0) -> dict[str, A
         time.sleep(0.1)
     assert reply.status_code == 200, reply.text
     return reply.json()
+
+
+def _stored(db: Path, job_id: str, state: str, timeout_s: float = 30.0) -> None:
+    """Wait until the store file itself holds the job in `state` (GET shows a job's new state
+    from memory a moment before it is written)."""
+    end = time.monotonic() + timeout_s
+    while time.monotonic() < end:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            row = conn.execute("SELECT state FROM jobs WHERE id = ?", (job_id,)).fetchone()
+        if row is not None and row[0] == state:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"job {job_id} not stored as {state} within {timeout_s} s")
 
 
 def _restarted(svc: ServiceProcess, **settings: Any) -> ServiceProcess:
@@ -129,6 +144,7 @@ def test_a_deleted_store_file_is_reported_then_recreated_with_every_job(tmp_path
             before = client.post("/v1/placements", json=ASYNC_DIAMOND).json()["job_id"]
             finished = wait_for_job(client, before)
             assert finished["state"] == "succeeded"
+            _stored(db, before, "succeeded")  # else its last write could re-create the file first
             if what == "directory":
                 shutil.rmtree(db.parent)
             for suffix in ("", "-wal", "-shm", ".lock") if what == "db-wal-shm-lock" else ("",) if what == "db" else ():
