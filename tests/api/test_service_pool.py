@@ -155,6 +155,37 @@ def test_a_worker_that_dies_fails_its_job_and_keeps_the_incumbent(tmp_path: Path
         manager.stop()
 
 
+class _ThreadKiller(BaseException):
+    """Escapes the slot's `except Exception`, as no error of ours should."""
+
+
+class _SlotDiesOnce(JobManager):
+    def _spawn(self, index: int) -> WorkerProcess | None:
+        if not getattr(self, "_killed", False):
+            self._killed = True
+            raise _ThreadKiller("slot thread killed")
+        return super()._spawn(index)
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnhandledThreadExceptionWarning")  # the death is the point
+def test_a_slot_thread_that_dies_is_reported_and_started_again(tmp_path: Path) -> None:
+    settings = Settings(db_path=tmp_path / "jobs.sqlite3", workers=1, store_check_period_s=3600,
+                        solve_target=f"{TARGETS}:echo")
+    manager = _SlotDiesOnce(settings)
+    manager.start()
+    try:
+        end = time.monotonic() + 10
+        while not manager.problems() and time.monotonic() < end:
+            time.sleep(0.01)
+        assert manager.problems() == ["solve slot 0 stopped (restarted within 3600 s)"]
+        manager._supervise_slots()  # what the keeper does every PLACER_STORE_CHECK_PERIOD_S
+        assert manager.wait_ready(30) and manager.problems() == []
+        job = manager.submit("placement", {"x": 1}, {"time_limit_s": 5}, persistent=True)
+        assert job.future.result(timeout=30).state == "succeeded"
+    finally:
+        manager.stop()
+
+
 def test_the_queue_is_bounded(tmp_path: Path) -> None:
     manager = _manager(tmp_path, "stubborn", queue_size=1)
     try:
