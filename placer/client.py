@@ -255,7 +255,8 @@ class PlacerClient:
         return Job.model_validate(self._call("DELETE", f"/v1/jobs/{urllib.parse.quote(job_id)}")[1])
 
     def result(self, job_id: str, timeout_s: float | None = None, poll_s: float = 0.5) -> ResultSpec:
-        """Wait for a job and return its result; a failed job raises its error."""
+        """Wait for a job and return its result (`no_solution` is one, though the job is `failed`
+        with that code); a job that ended without a result raises its error."""
         return self._result_of(self.wait(job_id, timeout_s=timeout_s, poll_s=poll_s))
 
     # ------------------------------------------------------------------ other endpoints
@@ -306,7 +307,9 @@ class PlacerClient:
 
     @staticmethod
     def _result_of(job: Job) -> ResultSpec:
-        if job.state == "failed" or job.result is None:
+        """The job's result, as the service answers a synchronous solve: a job `failed` with a
+        result (`no_solution`, or the best placement of a worker that died) still has an answer."""
+        if job.result is None:
             error = job.error or JobError()
             detail = error.detail or f"job {job.id} ended {job.state} without a result"
             cls = ServiceInputError if error.input else ServiceCallError

@@ -147,3 +147,18 @@ def test_auth_and_transport_failures_are_service_call_errors(service: ServicePro
     with pytest.raises(ServiceCallError) as info:
         PlacerClient(service.base_url, api_key=KEY).wait("0" * 32, timeout_s=0)
     assert info.value.code == "job_not_found"
+
+
+def test_a_job_failed_with_no_solution_still_has_its_result(tmp_path_factory: pytest.TempPathFactory) -> None:
+    svc = ServiceProcess(tmp_path_factory.mktemp("client-no-solution"), workers=1,
+                         solve_target="tests.api.dummy_targets:no_solution").start()
+    try:
+        client = PlacerClient(svc.base_url, timeout_s=60)
+        job_id = client.submit(DIAMOND, TWO_GPUS)
+        job = client.wait(job_id)
+        assert job.state == "failed" and job.error is not None and job.error.code == "no_solution"
+        result = client.result(job_id)  # as a synchronous solve answers it: 200 with the status
+        assert result.status == "no_solution"
+        assert client.place(DIAMOND, TWO_GPUS).status == "no_solution"
+    finally:
+        svc.stop()
