@@ -266,7 +266,9 @@ def _set_fsize(pid: int, limit: int | None) -> None:
 
 def store_full(lab: Lab) -> list[dict[str, Any]]:
     name = "store full"
-    svc = lab.service("store-full", workers=2).start()
+    # jobs may use both workers here (PLACER_JOB_WORKERS defaults to all but one, kept for
+    # synchronous callers), so "two jobs run at once" shows that no slot was lost
+    svc = lab.service("store-full", workers=2, job_workers=2).start()
     assert svc.proc is not None
     warm = _job_id(lab.submit(svc, _async(SHORT)))
     if warm:
