@@ -1,7 +1,9 @@
 """Errors of the service and the one table that maps every error class to an HTTP status.
 
-Domain errors come from `placer.errors` (InputError and subclasses: bad input); the service
-adds its own below. Every answer to a failure has the body `{"detail": sentence, "code": code}`.
+Every error is in the one tree rooted at `placer.errors.PlacerError` (input, back end,
+solution check, service); the service adds its own classes below `ServiceError` here (api.pool
+and api.store raise them). Every answer to a failure has the body `{"detail": sentence,
+"code": code}`, the code being the class's stable `code`.
 """
 from __future__ import annotations
 
@@ -19,9 +21,13 @@ from placer.errors import (
     InvalidJsonError,
     InvalidTextError,
     PlacerError,
+    ServiceError,
     SolutionCheckError,
+    SolverError,
+    SolverUnavailableError,
     UnknownModelError,
     UnknownPresetError,
+    error_classes,
 )
 from placer.schema import error_message
 
@@ -33,6 +39,8 @@ __all__ = [
     "QueueFullError",
     "ServiceError",
     "ServiceStoppingError",
+    "StoreLockedError",
+    "WorkerStartError",
     "StoreUnavailableError",
     "WorkerFailedError",
     "error_body",
@@ -42,12 +50,6 @@ __all__ = [
 ]
 
 log = logging.getLogger("api.errors")
-
-
-class ServiceError(Exception):
-    """Root of the errors the service itself raises."""
-
-    code = "service_error"
 
 
 class LimitExceededError(InputError):
@@ -70,6 +72,18 @@ class ServiceStoppingError(ServiceError):
     """The service is shutting down; a job it held is re-queued for the next start."""
 
     code = "service_stopping"
+
+
+class StoreLockedError(ServiceError):
+    """Another service process holds the job store."""
+
+    code = "store_locked"
+
+
+class WorkerStartError(ServiceError):
+    """A worker process did not come up (import error, or too slow)."""
+
+    code = "worker_start_failed"
 
 
 class StoreUnavailableError(ServiceError):
@@ -109,7 +123,7 @@ class DeadlineExceededError(ServiceError):
     code = "deadline_exceeded"
 
 
-# The one table: walk the exception's MRO, the first class listed wins (subclasses first).
+# The one table, over the whole tree: walk the exception's MRO, the first class listed wins.
 _HTTP_STATUS: dict[type[BaseException], int] = {
     UnknownPresetError: 404,
     UnknownModelError: 404,
@@ -119,15 +133,19 @@ _HTTP_STATUS: dict[type[BaseException], int] = {
     LimitExceededError: 422,
     InputError: 422,
     SolutionCheckError: 500,
-    PlacerError: 500,
+    SolverUnavailableError: 503,  # this service cannot run that back end: another may
+    SolverError: 500,
     QueueFullError: 503,
     ServiceStoppingError: 503,
     StoreUnavailableError: 503,
     JobNotFoundError: 404,
     JobConflictError: 409,
+    WorkerStartError: 503,
+    StoreLockedError: 503,
     WorkerFailedError: 500,
     DeadlineExceededError: 504,
     ServiceError: 500,
+    PlacerError: 500,
 }
 
 
@@ -141,14 +159,15 @@ def error_body(detail: str, code: str, **extra: Any) -> dict[str, Any]:
 
 
 def rebuild_worker_error(error: dict[str, Any]) -> Exception:
-    """The exception a worker reported, as an instance of the same class when it is one of
-    `placer.errors`, so the table maps it like a local one."""
-    import placer.errors
-
+    """The exception a worker reported (`api.worker`), as an instance of the class with its
+    code, so the table maps it like a local one and the answer keeps the code."""
     detail = str(error.get("detail", "the solve failed"))
-    cls = getattr(placer.errors, str(error.get("type", "")), None)
-    if isinstance(cls, type) and issubclass(cls, PlacerError):
-        return cls(detail)
+    cls = error_classes().get(str(error.get("code", "")))
+    if cls is not None and cls.__name__ == error.get("type", cls.__name__):
+        try:
+            return cls(detail)
+        except TypeError:  # a class that needs more than a message (QueueFullError)
+            pass
     if error.get("input"):
         return InputError(detail)
     return WorkerFailedError(f"the solve failed in its worker: {detail}")
@@ -235,7 +254,6 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 
 def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(PlacerError, _placer_error)
-    app.add_exception_handler(ServiceError, _placer_error)
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _http_error)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _unexpected)

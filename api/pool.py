@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from api.errors import WorkerStartError
 from solvers.processes import group_alive, kill_group
 
 __all__ = ["Outcome", "WorkerProcess", "WorkerStartError", "become_subreaper", "group_alive"]
@@ -28,10 +29,6 @@ log = logging.getLogger("api.pool")
 
 # The directory holding the `api` package, so `python -m api.worker` imports this very code.
 _PROJECT_ROOT = str(Path(__file__).resolve().parent.parent)
-
-
-class WorkerStartError(RuntimeError):
-    """A worker process did not come up (import error, or too slow)."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from api.errors import StoreUnavailableError
+from api.errors import StoreLockedError, StoreUnavailableError
 
 __all__ = ["ACTIVE_STATES", "FINAL_STATES", "JobRecord", "JobStore", "StoreLockedError"]
 
@@ -56,10 +56,6 @@ _COLUMNS = ("id", "kind", "state", "request", "summary", "progress", "result", "
             "started_at", "finished_at", "interruptions")
 
 _JSON_COLUMNS = ("request", "summary", "progress", "result", "error")
-
-
-class StoreLockedError(RuntimeError):
-    """Another service process holds the job store."""
 
 
 @dataclass

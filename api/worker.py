@@ -82,12 +82,15 @@ def finite(value: Any) -> Any:
 
 
 def _error_event(exc: BaseException) -> dict[str, Any]:
+    """An error as a protocol event: an error of the tree keeps its class name and code, so
+    the service rebuilds the same class (`api.errors.rebuild_worker_error`); anything else
+    is a worker failure."""
     from placer.errors import InputError, PlacerError
 
     if isinstance(exc, PlacerError):
         return {"event": "error", "type": type(exc).__name__, "code": exc.code, "detail": str(exc),
                 "input": isinstance(exc, InputError)}
-    return {"event": "error", "type": type(exc).__name__, "code": "worker_error",
+    return {"event": "error", "type": type(exc).__name__, "code": "worker_failed",
             "detail": f"{type(exc).__name__}: {exc}", "input": False}
 
 

@@ -371,11 +371,13 @@ def place(
     at least every placer.progress.HEARTBEAT_S seconds.
     """
     options = options or PlaceOptions()
+    # a missing back end fails before any work (SolverUnavailableError), not after the heuristics
+    backend = get_backend(options.solver) if options.solver not in HEURISTICS else None
     with Reporter(progress) as reporter:
-        return _place(_Run(graph, hardware, options, reporter, strategy or Strategy()))
+        return _place(_Run(graph, hardware, options, reporter, strategy or Strategy()), backend)
 
 
-def _place(run: _Run) -> ResultSpec:
+def _place(run: _Run, backend: Backend | None) -> ResultSpec:
     options = run.options
     reason = explain_infeasible(run.problem)
     if reason is not None:
@@ -408,7 +410,7 @@ def _place(run: _Run) -> ResultSpec:
             run.stats.proof = "a heuristic meets the lower bound"
             return run.finish()
 
-    backend = get_backend(options.solver)
+    assert backend is not None
     if backend.model == "cp":
         decomposed = _try_decomposition(run) if options.coarsen != "force" else False
         if run.proven(run.best):

@@ -1,7 +1,17 @@
-"""Exceptions of the placement domain.
+"""The one error tree of placer, its solver back ends and its service.
 
 Statuses (optimal, feasible, infeasible, no_solution) are answers, not errors.
-Exceptions mean failure: bad input, or a solver answer that our own checks reject.
+Exceptions mean failure: bad input, a missing or failing back end, a solver answer that
+our own checks reject, or a service that cannot take the request. Every class has a
+stable `code` (the `code` of an HTTP error body, the CLI's message): `placer.cli` maps the
+tree to exit codes and `api.errors` to HTTP statuses, one table each.
+
+    PlacerError
+    ├── InputError (ValueError) ── InvalidGraphError, InvalidHardwareError, UnknownPresetError, ...
+    ├── SolutionCheckError
+    ├── SolverError (RuntimeError) ── SolverUnavailableError
+    ├── ServiceError ── the service's own (api.errors, api.pool, api.store)
+    └── ServiceCallError ── ServiceInputError: a service's error answer, in `placer.client`
 """
 from __future__ import annotations
 
@@ -19,6 +29,10 @@ __all__ = [
     "SolutionCheckError",
     "ServiceCallError",
     "ServiceInputError",
+    "SolverError",
+    "SolverUnavailableError",
+    "ServiceError",
+    "error_classes",
 ]
 
 
@@ -93,7 +107,7 @@ class ServiceCallError(PlacerError):
     status (None when the service could not be reached or a wait ran out), `code` and `detail`
     the service's own, `body` its whole error answer."""
 
-    code = "service_error"
+    code = "service_call_failed"  # the class's; an instance carries the service's code
 
     def __init__(self, detail: str, status: int | None = None, code: str | None = None,
                  body: dict | None = None):
@@ -108,4 +122,34 @@ class ServiceCallError(PlacerError):
 class ServiceInputError(ServiceCallError, InputError):
     """The service refused the request's input (4xx; a failed job whose error is the input's)."""
 
-    code = "invalid_input"
+    code = "service_input_refused"  # the class's; an instance carries the service's code
+
+
+class SolverError(PlacerError, RuntimeError):
+    """A back end failed (crash, invalid model, status we cannot map): a bug, not an answer."""
+
+    code = "backend_error"
+
+
+class SolverUnavailableError(SolverError):
+    """The solver back end is unknown, or its library or binary is not installed here."""
+
+    code = "backend_unavailable"
+
+
+class ServiceError(PlacerError):
+    """Root of the errors the service itself raises (queue full, job not found, ...)."""
+
+    code = "service_error"
+
+
+def error_classes() -> dict[str, type[PlacerError]]:
+    """Every class of the tree loaded so far, by code (the service's classes once `api.errors`
+    is imported): how an error that crossed a process boundary gets its class back."""
+    found: dict[str, type[PlacerError]] = {}
+    todo: list[type[PlacerError]] = [PlacerError]
+    while todo:
+        cls = todo.pop(0)
+        found.setdefault(cls.code, cls)
+        todo.extend(cls.__subclasses__())
+    return found

@@ -9,6 +9,7 @@ Importing this package imports no solver library; `available_solvers()` probes c
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 
 from solvers.base import SolverError, SolverRun, SolverUnavailableError, SolveStatus
@@ -17,7 +18,11 @@ __all__ = ["SolveStatus", "SolverRun", "SolverError", "SolverUnavailableError", 
 
 
 def cbc_path() -> str | None:
-    """The CBC binary: the cbcbox wheel first, then `cbc` on PATH (Debian coinor-cbc)."""
+    """The CBC binary: `PLACER_CBC` when set (None when it names no executable file), else
+    the cbcbox wheel's, else `cbc` on PATH (Debian coinor-cbc)."""
+    chosen = os.environ.get("PLACER_CBC")
+    if chosen:
+        return chosen if os.path.isfile(chosen) and os.access(chosen, os.X_OK) else None
     if importlib.util.find_spec("cbcbox") is not None:
         import cbcbox
 

@@ -1,8 +1,14 @@
-"""What every solver back end hands back: a status, the objective and the proven bound."""
+"""What every solver back end hands back: a status, the objective and the proven bound.
+
+Its failures are `SolverError` and `SolverUnavailableError`, which live in the one error
+tree (`placer.errors`, a module that imports nothing) and are re-exported here.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+
+from placer.errors import SolverError, SolverUnavailableError
 
 __all__ = ["SolveStatus", "SolverRun", "SolverError", "SolverUnavailableError"]
 
@@ -39,15 +45,3 @@ class SolverRun:
     @property
     def has_solution(self) -> bool:
         return self.status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE)
-
-
-class SolverError(RuntimeError):
-    """A back end failed (crash, invalid model, status we cannot map): a bug, not an answer."""
-
-    code = "backend_error"
-
-
-class SolverUnavailableError(SolverError):
-    """The solver library or binary is not installed."""
-
-    code = "backend_unavailable"

@@ -35,6 +35,7 @@ class Limits:
 class Backend(Protocol):
     name: str
     model: Literal["cp", "milp"]
+    install_hint: str  # what makes it available, for the error that says it is not
 
     def available(self) -> bool: ...
 
@@ -48,6 +49,7 @@ class CpSat:
 
     name = "cpsat"
     model: Literal["cp", "milp"] = "cp"
+    install_hint = "install the ortools package"
 
     def available(self) -> bool:
         return importlib.util.find_spec("ortools") is not None
@@ -66,8 +68,9 @@ class PulpMilp:
 
     model: Literal["cp", "milp"] = "milp"
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, install_hint: str):
         self.name = name
+        self.install_hint = install_hint
 
     def available(self) -> bool:
         from solvers import available_solvers
@@ -82,7 +85,11 @@ class PulpMilp:
         return run, model
 
 
-BACKENDS: dict[str, Backend] = {"cpsat": CpSat(), "cbc": PulpMilp("cbc"), "highs": PulpMilp("highs")}
+BACKENDS: dict[str, Backend] = {
+    "cpsat": CpSat(),
+    "cbc": PulpMilp("cbc", "install the cbcbox package or Debian coinor-cbc, or point PLACER_CBC at a CBC binary"),
+    "highs": PulpMilp("highs", "install the pulp and highspy packages"),
+}
 
 
 def get_backend(name: str) -> Backend:
@@ -91,5 +98,7 @@ def get_backend(name: str) -> Backend:
     if backend is None:
         raise SolverUnavailableError(f"no solver back end {name!r} (known: {', '.join(BACKENDS)})")
     if not backend.available():
-        raise SolverUnavailableError(f"solver back end {name!r} is not installed here")
+        others = [n for n, b in BACKENDS.items() if n != name and b.available()]
+        raise SolverUnavailableError(f"solver back end {name!r} is not available here: {backend.install_hint}"
+                                     f" (available: {', '.join(others) or 'none'})")
     return backend

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -9,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from placer.cli import main
+from placer.cli import EXIT_BACKEND_UNAVAILABLE, EXIT_FAILURE, main
 from tests.conftest import fully_connected, graph
 from tests.test_exact import FORK, VERIFY
 
@@ -127,3 +128,32 @@ def test_simulate_names_what_is_wrong_with_a_placement(files, tmp_path: Path, ca
     capsys.readouterr()
     assert main(["simulate", str(g), "--hardware", str(hw), "--placement", str(placement)]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+def test_a_missing_back_end_is_exit_5_with_one_line(files: tuple[Path, Path], tmp_path: Path) -> None:
+    """A CBC binary that is not there (PLACER_CBC names no file): no traceback, its own exit code."""
+    g, hw = files
+    env = {**os.environ, "PLACER_CBC": str(tmp_path / "no-such-cbc")}
+    done = subprocess.run([sys.executable, "-m", "placer.cli", "solve", str(g), "--hardware", str(hw),
+                           "--solver", "cbc", "-q"], capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert done.returncode == EXIT_BACKEND_UNAVAILABLE == 5
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("placer: error (backend_unavailable): solver back end 'cbc' is not available here")
+    assert "PLACER_CBC" in lines[0]
+
+
+def test_a_failing_back_end_is_exit_1_with_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from benchmarks.graphs import layered
+    from placer.errors import SolverError
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise SolverError("MILP solver returned Undefined\n(line two)")
+
+    monkeypatch.setattr("solvers.registry.PulpMilp.solve", broken)
+    g, hw = tmp_path / "g.json", tmp_path / "hw.json"  # no heuristic proves it: the MILP runs
+    g.write_text(json.dumps(layered(20, seed=1)))
+    hw.write_text(json.dumps(fully_connected(4)))
+    assert main(["solve", str(g), "--hardware", str(hw), "--solver", "highs", "-q"]) == EXIT_FAILURE
+    assert capsys.readouterr().err == "placer: error (backend_error): MILP solver returned Undefined (line two)\n"
