@@ -113,6 +113,8 @@ class Strategy:
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
+    milp_min_s: float = 0.2             # no MILP solve with less time than this left
+    milp_finish_s: float = 0.2          # kept from the MILP's limit for reading back and checking its answer
 
 
 @dataclass
@@ -438,8 +440,9 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish")
     else:
         solver_run = _solve_milp(run, backend)
-    run.stats.record(solver_status=solver_run.status.value, solver_reason=solver_run.reason,
-                     solver_wall_s=solver_run.wall_s)
+    run.stats.record(solver_status=solver_run.status.value, solver_wall_s=solver_run.wall_s,
+                     solver_reason=f"not run: {run.stats.milp_skipped}" if run.stats.milp_skipped
+                     else solver_run.reason)
 
     if solver_run.status is SolveStatus.INFEASIBLE:
         if run.best is not None:
@@ -621,13 +624,29 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
 
 
 def _solve_milp(run: _Run, backend: Backend) -> SolverRun:
+    """The MILP in the time the heuristics left, building included; when nothing useful fits,
+    the run ends with the heuristic incumbent (`stats.milp_skipped` says why)."""
     from placer.formulations.milp import build_milp
 
-    p, options, best = run.problem, run.options, run.best
+    p, options, best, strategy = run.problem, run.options, run.best, run.strategy
+
+    def skipped(reason: str) -> SolverRun:
+        run.stats.record(milp_skipped=reason)
+        run.report(f"{options.solver}: {reason}", best.makespan_ms if best else None, run.bound_ms)
+        return SolverRun(options.solver, SolveStatus.NO_SOLUTION, None, None, 0.0)
+
+    # the time after the solve (decoding, re-timing, validating and simulating the answer)
+    # is kept out of the MILP's limit
+    left = run.budget.remaining() - strategy.milp_finish_s
+    if left < strategy.milp_min_s:
+        return skipped(f"no time left for the MILP ({max(0.0, left):.2f} s after the heuristics)")
     built = time.perf_counter()
-    f = build_milp(p, options.routing, best, run.bound_ms)
-    run.stats.record(**f.stats, build_s=time.perf_counter() - built)
-    remaining = max(1.0, run.budget.remaining())
+    f = build_milp(p, options.routing, best, run.bound_ms, deadline=built + left - strategy.milp_min_s)
+    run.stats.record(build_s=time.perf_counter() - built)
+    if f is None:
+        return skipped(f"the MILP did not build within the time left ({left:.2f} s)")
+    run.stats.record(**f.stats)
+    remaining = run.budget.remaining() - strategy.milp_finish_s
     run.report(f"{options.solver}: solving the DLPlacer MILP ({f.stats['variables']} variables, "
                f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="milp")
     solver_run, _ = backend.solve(f.prob, Limits(remaining, threads=options.threads,

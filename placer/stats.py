@@ -55,6 +55,8 @@ class SolveStats(BaseModel):
     solver_status: str | None = Field(None, description="the exact back end's own status")
     solver_reason: str | None = Field(None, description="why the exact back end stopped")
     solver_wall_s: float | None = Field(None, description="wall time of the exact back end")
+    milp_skipped: str | None = Field(None, description="why the MILP was not solved (no time left after the "
+                                     "heuristics, or to build it)")
     # coarsening (placer.coarsen)
     original_ops: int | None = None
     coarse_ops: int | None = None

@@ -13,22 +13,25 @@ CBC runs sequentially whatever `threads` says: its threaded branch and bound (an
 a futex with no CPU use until the hard deadline kills it (3 of 1,800 runs with threads 1,
 4 of 1,500 with 2, none of 3,300 sequential, on one 2-op model). HiGHS gets `threads`.
 
+Each solve runs in a forked child (`solvers.processes.run_forked`) whose answer (status,
+values, bound) comes back by pipe: CBC can overrun its `-sec` limit (reading the model,
+presolve), HiGHS too (presolve), and PuLP spends seconds passing a big model to either; a
+child still running half a second past the caller's limit is killed with what it started,
+and the run is `killed` (no solution: the engine answers with its heuristic incumbent).
+
 A model built in scaled units says so with an `objective_unit` attribute on the problem:
 objective and bound are reported multiplied by it (a plain multiplier, nothing placement-specific).
 """
 from __future__ import annotations
 
-import contextlib
-import os
 import re
-import signal
 import tempfile
-import threading
 import time
-from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from placer.errors import PlacerError
 from solvers import cbc_path
 from solvers.base import SolverError, SolverRun, SolverUnavailableError, SolveStatus
 
@@ -60,58 +63,47 @@ def _cbc_bound(log: str, status: SolveStatus, objective: float | None) -> float 
 
 
 CBC_INCREMENT = 1e-7  # absolute, in objective units (ms): inside the engine's 1e-6 tolerance
-_GRACE_S = 5.0  # CBC may overrun its own limit (MPS reading, presolve): the hard deadline is later
+# Each solve runs in a forked child (solvers.processes.run_forked): the solver's own limit
+# ends _READBACK_S before the caller's, which leaves time to read the answer back, and a child
+# still running _KILL_GRACE_S after the caller's limit (CBC reading a big model, HiGHS in
+# presolve, PuLP writing the model) is killed: the run is then `killed`, without a solution.
+_READBACK_S = 0.2
+_KILL_GRACE_S = 0.5
 
 
-def _child_pids(binary: str) -> list[int]:
-    """Our child processes running `binary` (Linux /proc), so an overrunning CBC can be killed."""
-    found = []
-    for children in Path(f"/proc/{os.getpid()}/task").glob("*/children"):
-        for pid in children.read_text().split():
-            try:
-                cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[0].decode()
-            except OSError:
-                continue
-            if cmdline == binary:
-                found.append(int(pid))
-    return found
+def _seconds_to(deadline: float) -> float:
+    """Seconds left until `deadline` (time.perf_counter), at least 0.05."""
+    return round(max(0.05, deadline - time.perf_counter()), 2)
 
 
-def _run_with_deadline(call: Callable[[], object], deadline_s: float, binary: str) -> bool:
-    """Run `call` (which waits for a `binary` child process); kill that child at the deadline.
+def _cbc_solver(deadline: float, **kwargs: Any) -> Any:
+    import pulp
 
-    Returns False when the deadline struck.
-    """
-    error: list[BaseException] = []
+    class DeadlineCBC(pulp.COIN_CMD):  # type: ignore[misc, valid-type]
+        """pulp.COIN_CMD whose time limit is what is left when CBC starts, after PuLP has
+        written the model (seconds on big models)."""
 
-    def target() -> None:
-        try:
-            call()
-        except BaseException as exc:  # re-raised in the caller's thread
-            error.append(exc)
+        @property
+        def timeLimit(self) -> float:
+            return _seconds_to(deadline)
 
-    worker = threading.Thread(target=target, daemon=True)
-    worker.start()
-    worker.join(deadline_s)
-    if worker.is_alive():
-        for pid in _child_pids(binary):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
-        worker.join()
-        return False
-    if error:
-        raise error[0]
-    return True
+        @timeLimit.setter
+        def timeLimit(self, value: float | None) -> None:
+            pass
+
+    return DeadlineCBC(**kwargs)
 
 
-def _highs_solver(warm_start: bool, **kwargs: Any) -> Any:
+def _highs_solver(warm_start: bool, deadline: float, **kwargs: Any) -> Any:
     import highspy
     import pulp
 
     class WarmHiGHS(pulp.HiGHS):  # type: ignore[misc, valid-type]
-        """pulp.HiGHS that hands the variables' initial values to HiGHS as a start."""
+        """pulp.HiGHS that hands the variables' initial values to HiGHS as a start, with
+        the time left once PuLP has passed the model to HiGHS as its limit."""
 
         def callSolver(self, lp: Any) -> None:
+            lp.solverModel.setOptionValue("time_limit", _seconds_to(deadline))
             if warm_start:
                 values = [v.varValue for v in lp.variables()]
                 if all(x is not None for x in values):
@@ -138,7 +130,7 @@ _HIGHS_RETRIES: tuple[dict[str, Any], ...] = (
 )
 
 
-def _solve_highs(prob: Any, time_limit_s: float, threads: int, relative_gap: float, warm_start: bool) -> None:
+def _solve_highs(prob: Any, deadline: float, threads: int, relative_gap: float, warm_start: bool) -> None:
     """HiGHS; after a "Solve error", again without presolve, then with a tighter tolerance.
 
     HiGHS 1.12 (pinned: the one ortools bundles) can end a MIP in "Solve error" when an
@@ -149,17 +141,15 @@ def _solve_highs(prob: Any, time_limit_s: float, threads: int, relative_gap: flo
     also ends the errors but, times a big-M of 1e5 units, let an "optimal" objective sit a
     unit below the optimum.
     """
-    began = time.perf_counter()
     start = [v.varValue for v in prob.variables()]  # the warm start; a failed run may overwrite it
     options = {"msg": False, "gapRel": relative_gap, "gapAbs": 0.0, "threads": threads}
-    prob.solve(_highs_solver(warm_start, timeLimit=time_limit_s, **options))
+    prob.solve(_highs_solver(warm_start, deadline, timeLimit=_seconds_to(deadline), **options))
     for retry in _HIGHS_RETRIES:
-        left = time_limit_s - (time.perf_counter() - began)
-        if not _highs_failed(prob) or left <= 0:
+        if not _highs_failed(prob) or deadline - time.perf_counter() <= 0.1:
             return
         for v, x in zip(prob.variables(), start):
             v.varValue = x
-        prob.solve(_highs_solver(warm_start, timeLimit=left, **retry, **options))
+        prob.solve(_highs_solver(warm_start, deadline, timeLimit=_seconds_to(deadline), **retry, **options))
 
 
 def solve_milp(
@@ -170,34 +160,64 @@ def solve_milp(
     relative_gap: float = 0.0,
     warm_start: bool = False,
 ) -> SolverRun:
-    """Solve a PuLP problem (minimisation) on `backend` ("cbc" or "highs").
+    """Solve a PuLP problem (minimisation) on `backend` ("cbc" or "highs") within
+    `time_limit_s` seconds of wall clock, everything included (passing the model to the
+    solver, reading its answer); at most _KILL_GRACE_S later the run is killed (`killed`,
+    no solution). The variables' values and the problem's status are set as after
+    `prob.solve`.
 
     With `warm_start`, the variables' current values (set with setInitialValue) are
     a complete starting solution. `threads` is for HiGHS: CBC runs sequentially (see above).
     """
+    from solvers.processes import Overrun, run_forked
+
+    began = time.perf_counter()
+    if backend == "cbc":
+        path = cbc_path()
+        if path is None:
+            raise SolverUnavailableError("CBC: no binary (install the cbcbox package or Debian coinor-cbc)")
+    elif backend == "highs":
+        path = None
+    else:
+        raise SolverError(f"unknown MILP back end {backend!r}")
+    deadline = began + time_limit_s - _READBACK_S
+
+    def solve_here() -> tuple[SolverRun, list[float | None], int, int]:
+        run = _solve(prob, backend, path, deadline, threads, relative_gap, warm_start)
+        return run, [v.varValue for v in prob.variables()], prob.status, prob.sol_status
+
+    try:
+        run, values, status, sol_status = run_forked(solve_here, time_limit_s + _KILL_GRACE_S)
+    except Overrun:
+        return SolverRun(backend, SolveStatus.NO_SOLUTION, None, None, time.perf_counter() - began, killed=True)
+    except PlacerError:
+        raise
+    except Exception as exc:  # PuLP's and the solvers' own, a dead child: failures of the back end
+        raise SolverError(f"{backend} failed: {type(exc).__name__}: {exc}") from exc
+    for v, x in zip(prob.variables(), values):
+        v.varValue = x
+    prob.status, prob.sol_status = status, sol_status
+    return replace(run, wall_s=time.perf_counter() - began)
+
+
+def _solve(prob: Any, backend: str, path: str | None, deadline: float, threads: int, relative_gap: float,
+           warm_start: bool) -> SolverRun:
+    """One solve in this process, the solver's own limit ending at `deadline`."""
     import pulp
 
     began = time.perf_counter()
     log = ""
     if backend == "cbc":
-        path = cbc_path()
-        if path is None:
-            raise SolverUnavailableError("CBC: no binary (install the cbcbox package or Debian coinor-cbc)")
         with tempfile.TemporaryDirectory(prefix="placer-cbc-") as tmp:
             log_path = Path(tmp) / "cbc.log"
-            solver = pulp.COIN_CMD(
-                path=path, msg=False, timeLimit=max(1.0, time_limit_s), gapRel=relative_gap,
-                warmStart=warm_start, logPath=str(log_path), keepFiles=False,
-                options=[f"increment {CBC_INCREMENT:g}"],
+            solver = _cbc_solver(
+                deadline, path=path, msg=False, gapRel=relative_gap, warmStart=warm_start, logPath=str(log_path),
+                keepFiles=False, options=[f"increment {CBC_INCREMENT:g}"],
             )
-            if not _run_with_deadline(lambda: prob.solve(solver), time_limit_s + _GRACE_S, path):
-                return SolverRun(backend, SolveStatus.NO_SOLUTION, None, None, time.perf_counter() - began,
-                                 killed=True)
+            prob.solve(solver)
             log = log_path.read_text() if log_path.exists() else ""
-    elif backend == "highs":
-        _solve_highs(prob, time_limit_s, threads, relative_gap, warm_start)
     else:
-        raise SolverError(f"unknown MILP back end {backend!r}")
+        _solve_highs(prob, deadline, threads, relative_gap, warm_start)
     status = _status(prob)
     objective = pulp.value(prob.objective) if status in (SolveStatus.OPTIMAL, SolveStatus.FEASIBLE) else None
     if backend == "cbc":

@@ -269,24 +269,27 @@ def test_highs_solve_errors_are_retried() -> None:
 
 
 @pytest.mark.skipif("cbc" not in EXACT, reason="no CBC")
-def test_cbc_runs_sequentially(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cbc_runs_sequentially(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """CBC's threaded branch and bound deadlocks now and then (found by benchmarks/fuzz.py:
     about 1 run in 400, killed at the hard deadline), so no `threads` reaches CBC."""
     import pulp
 
+    import solvers.pulp_milp
     from solvers.pulp_milp import solve_milp
 
-    seen: list[dict] = []
-    real = pulp.COIN_CMD
+    seen = tmp_path / "cbc-options.json"  # the solve runs in a forked child: it writes what it saw
+    real = solvers.pulp_milp._cbc_solver
 
     def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        seen.append(kwargs)
-        return real(*args, **kwargs)
+        solver = real(*args, **kwargs)
+        seen.write_text(json.dumps({"kwargs": sorted(kwargs), "options": solver.options + solver.getOptions()}))
+        return solver
 
-    monkeypatch.setattr(pulp, "COIN_CMD", spy)
+    monkeypatch.setattr(solvers.pulp_milp, "_cbc_solver", spy)
     prob = pulp.LpProblem("tiny", pulp.LpMinimize)
     x = prob.add_variable("x", lowBound=1, cat="Integer")
     prob += x
     run = solve_milp(prob, "cbc", 5.0, threads=2)
     assert run.status.value == "optimal" and run.objective == pytest.approx(1.0)
-    assert seen and all(k.get("threads") is None for k in seen)
+    used = json.loads(seen.read_text())
+    assert "threads" not in used["kwargs"] and not any("threads" in o for o in used["options"])

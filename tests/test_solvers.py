@@ -1,14 +1,18 @@
-"""Status mapping per back end, on crafted models, and the hard deadline for CBC."""
+"""Status mapping per back end, on crafted models, and the hard deadline of a forked solve."""
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
+from placer.errors import SolverError
 from solvers import SolveStatus, available_solvers, cbc_path
-from solvers.pulp_milp import _child_pids, _run_with_deadline, solve_milp
+from solvers.processes import Overrun, run_forked
+from solvers.pulp_milp import solve_milp
 
 MILP = [b for b in ("cbc", "highs") if available_solvers()[b]]
 
@@ -110,14 +114,56 @@ def test_place_proves_fuzz_case_1602_infeasible() -> None:
         assert result.status == "infeasible", solver
 
 
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rindex(")") + 2] == "Z"
+
+
 @pytest.mark.skipif(cbc_path() is None, reason="no CBC binary")
-def test_an_overrunning_cbc_is_killed_at_the_deadline() -> None:
-    """CBC with no arguments waits for commands on stdin forever: the deadline must end it."""
+def test_an_overrunning_solve_is_killed_with_what_it_started(tmp_path: Path) -> None:
+    """CBC with no arguments waits for commands on stdin forever: the deadline must end it,
+    and the forked child that started it."""
     path = cbc_path()
-    began = time.perf_counter()
-    finished = _run_with_deadline(
-        lambda: subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL).wait(), 0.5, path
-    )
-    assert not finished
-    assert time.perf_counter() - began < 5
-    assert _child_pids(path) == []
+    assert path is not None
+    pids = tmp_path / "pids"
+
+    def hang() -> None:
+        cbc = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        pids.write_text(f"{os.getpid()} {cbc.pid}")
+        cbc.wait()
+
+    with pytest.raises(Overrun):
+        run_forked(hang, 1.0)
+    child, cbc = map(int, pids.read_text().split())
+    assert _gone_or_zombie(cbc)
+    assert not Path(f"/proc/{child}").exists()  # killed and reaped
+
+
+def test_a_forked_call_answers_or_raises_its_own_error() -> None:
+    assert run_forked(lambda: {"answer": [1.5, None]}, 30.0) == {"answer": [1.5, None]}
+
+    def fail() -> None:
+        raise SolverError("no luck")
+
+    with pytest.raises(SolverError, match="no luck"):
+        run_forked(fail, 30.0)
+    with pytest.raises(RuntimeError, match="exit code 3"):
+        run_forked(lambda: os._exit(3), 30.0)
+
+
+@pytest.mark.parametrize("backend", MILP)
+def test_a_milp_solve_past_its_deadline_is_killed(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver that ignores its limit (stands in for CBC reading a big model) is killed."""
+    monkeypatch.setattr("solvers.pulp_milp._solve", lambda *args: time.sleep(3600))
+    run = solve_milp(_small(True), backend, 0.5)
+    assert run.killed and run.status is SolveStatus.NO_SOLUTION and run.reason == "killed at the hard deadline"
+
+
+@pytest.mark.parametrize("backend", MILP)
+def test_a_milp_solve_sets_the_values_like_pulp(backend: str) -> None:
+    prob = _small(True)
+    solve_milp(prob, backend, 10)
+    assert {v.name: v.varValue for v in prob.variables()} == {"x": 1.0, "y": 0.0}

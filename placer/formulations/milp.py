@@ -24,6 +24,7 @@ unit (a cost of 1e-7 per unit would fall under the solvers' dual tolerance);
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -108,9 +109,18 @@ def _time_unit_ms(problem: Problem, routing: str, horizon_ms: float) -> float:
     return max(unit, coarsest)
 
 
-def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower_bound_ms: float) -> MilpFormulation:
-    """Build the model; `incumbent` gives the big-M horizon and the warm start."""
+def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower_bound_ms: float,
+               deadline: float | None = None) -> MilpFormulation | None:
+    """Build the model; `incumbent` gives the big-M horizon and the warm start.
+
+    None when `deadline` (time.perf_counter) passes first: the model of a big graph takes
+    PuLP seconds to build (zoo Inception-V3 on 4 GPUs: about 15 s), which no time limit
+    could otherwise cut.
+    """
     import pulp
+
+    def late() -> bool:
+        return deadline is not None and time.perf_counter() > deadline
 
     if routing not in ("flow", "shortest"):
         raise ValueError(f"routing must be 'flow' or 'shortest', not {routing!r}")
@@ -144,6 +154,8 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
     C: dict[int, dict[tuple[str, str], Any]] = {}
     D: dict[int, Any] = {}
     for i, e in enumerate(problem.edges):
+        if i % 64 == 0 and late():
+            return None
         gu, gv = problem.group[e.src], problem.group[e.dst]
         if gu == gv:
             prob += T[e.dst] >= T[e.src] + delta(e.src), f"prec_{i}"
@@ -173,6 +185,8 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
     O: dict[tuple[int, int], Any] = {}
     S: dict[tuple[int, int], Any] = {}
     for i in range(n_ops):
+        if late():
+            return None
         for j in range(i + 1, n_ops):
             gi, gj = problem.group[i], problem.group[j]
             common = set(P[gi]) & set(P[gj])
@@ -206,6 +220,8 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
     prob += cmax
     prob.objective_unit = unit  # solvers.pulp_milp reports objective and bound times this
 
+    if late():
+        return None
     if incumbent is not None:
         _warm_start(problem, incumbent, unit, P, T, cmax, C, D, O, S)
     return MilpFormulation(

@@ -1,0 +1,74 @@
+"""Every back end keeps its time limit by construction: the MILP gets only the time the
+heuristics left (building included), a solve past its deadline is killed, and the answer is
+then the heuristic incumbent as `feasible`. (How close to the limit runs end is measured by
+benchmarks/limits.py, never asserted here.)"""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import pytest
+
+from benchmarks.graphs import fully_connected_hardware, layered
+from placer.bounds import lower_bound_ms
+from placer.engine import PlaceOptions, Strategy, place
+from placer.formulations.milp import build_milp
+from placer.heuristics import heft
+from placer.model import build_problem
+from placer.schema import parse_graph, parse_hardware
+from tests.conftest import EXACT
+
+MILP = [s for s in ("cbc", "highs") if s in EXACT]
+GRAPH = layered(24, seed=3)
+HARDWARE = fully_connected_hardware(4)
+
+
+def _baselines_best(result: Any) -> float:
+    return min(v for v in result.baselines.model_dump().values() if v is not None)
+
+
+@pytest.mark.parametrize("solver", MILP)
+def test_a_killed_milp_answers_with_the_heuristic_incumbent(solver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver that ignores its own limit (as CBC does while reading a big model)."""
+    monkeypatch.setattr("solvers.pulp_milp._solve", lambda *args: time.sleep(3600))
+    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=1.0))
+    assert result.status == "feasible"
+    assert result.stats.solver_reason == "killed at the hard deadline"
+    assert result.makespan_ms is not None and result.makespan_ms <= _baselines_best(result)
+
+
+@pytest.mark.parametrize("solver", MILP)
+def test_the_milp_gets_only_the_time_left(solver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import solvers.pulp_milp
+
+    limits: list[float] = []
+    real = solvers.pulp_milp.solve_milp
+
+    def spy(prob: Any, backend: str, time_limit_s: float, **kwargs: Any) -> Any:
+        limits.append(time_limit_s)
+        return real(prob, backend, time_limit_s, **kwargs)
+
+    monkeypatch.setattr(solvers.pulp_milp, "solve_milp", spy)
+    strategy = Strategy()
+    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=2.0),
+                   strategy=strategy)
+    assert result.status in ("optimal", "feasible")
+    assert len(limits) == 1 and 0 < limits[0] <= 2.0 - strategy.milp_finish_s
+
+
+@pytest.mark.parametrize("solver", MILP)
+def test_no_time_left_for_the_milp_answers_with_the_heuristic_incumbent(solver: str) -> None:
+    strategy = Strategy(milp_finish_s=10.0)  # whatever the limit, nothing is left for the MILP
+    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=2.0),
+                   strategy=strategy)
+    assert result.status == "feasible"
+    assert result.makespan_ms is not None and result.makespan_ms <= _baselines_best(result)
+    assert result.stats.solver_reason.startswith("not run: no time left for the MILP")
+
+
+def test_a_milp_past_its_build_deadline_is_not_built() -> None:
+    p = build_problem(parse_graph(GRAPH), parse_hardware(HARDWARE))
+    incumbent = heft(p)
+    assert build_milp(p, "shortest", incumbent, lower_bound_ms(p), deadline=time.perf_counter() - 1.0) is None
+    built = build_milp(p, "shortest", incumbent, lower_bound_ms(p), deadline=time.perf_counter() + 3600.0)
+    assert built is not None and built.stats["disjunctions"] > 0
