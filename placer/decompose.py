@@ -564,7 +564,9 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     step = on_step or (lambda message: None)
     for i, c in enumerate(distinct):
         remaining = first_pass_s - (budget.spent() - began)
-        share = max(0.05, remaining * sizes[c] / max(1, total))
+        # past the first pass's share (a loaded machine, many components) each component
+        # still needs an answer for the stitch, in as little time as CP-SAT takes
+        share = max(0.05, remaining * sizes[c] / max(1, total)) if remaining > 0 else 0.01
         total -= sizes[c]
         step(f"component {c + 1} of {len(dec.components)} ({i + 1} of {len(distinct)} distinct, "
              f"{sizes[c]} ops, limit {share:.1f} s)")

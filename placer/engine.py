@@ -97,6 +97,7 @@ class Strategy:
                                         # cost seconds (15 s for 2,000 ops on 4 GPUs) its limit cannot cut
     decompose_share: float = 0.6        # of the time left, for the decomposition of a graph that is
     decompose_share_big: float = 0.95   # then also solved whole / of a graph too big for that
+    decompose_min_s_per_component: float = 0.05  # wall-clock mode: no decomposition with less time per component
     coarsen_above_ops: int = AUTO_THRESHOLD_OPS  # "auto" coarsens graphs with more ops than this
     repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode)
     repair_max_moves: int = 400         # moves of groups one memory repair may make
@@ -113,7 +114,8 @@ class Strategy:
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
-    milp_min_s: float = 0.2             # no MILP solve with less time than this left
+    milp_min_s: float = 0.2             # no MILP solve with less time than this left ...
+    cpsat_min_s: float = 0.3            # ... nor a monolithic CP-SAT solve (wall-clock mode, with an incumbent)
     milp_finish_s: float = 0.2          # kept from the MILP's limit for reading back and checking its answer
 
 
@@ -423,8 +425,15 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             # the monolithic model of a big graph spends seconds in CP-SAT's first
             # propagation (beyond its time limit): worth it only with time to spare
             return run.finish()
+        if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
+            run.stats.record(cpsat_skipped="no time left after the decomposition")
+            return run.finish()
         _improve_by_moves(run)
         if run.proven(run.best):
+            return run.finish()
+        if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
+            # building the model alone takes longer (0.2 s for 300 ops on 4 devices)
+            run.stats.record(cpsat_skipped="no time left for the monolithic model")
             return run.finish()
         coarse = None if decomposed else coarsen_for(p, options.coarsen, threshold_ops=run.strategy.coarsen_above_ops,
                                                      max_ops=options.coarsen_max_ops)
@@ -467,6 +476,11 @@ def _try_decomposition(run: _Run) -> bool:
         return False
     share = strategy.decompose_share_big if p.n_ops > strategy.monolithic_max_ops else strategy.decompose_share
     limit = share * run.budget.remaining()
+    if not run.options.deterministic and limit < strategy.decompose_min_s_per_component * len(dec.components):
+        # every component is solved at least once, and each costs CP-SAT's start-up
+        # (44 components of a 300-op graph took 2.2 s of a 1 s limit on a loaded machine)
+        run.stats.record(decomposition_skipped=f"{len(dec.components)} components, {limit:.2f} s")
+        return False
     best = run.best
     run.report(f"{len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="decomposition")

@@ -57,6 +57,8 @@ class SolveStats(BaseModel):
     solver_wall_s: float | None = Field(None, description="wall time of the exact back end")
     milp_skipped: str | None = Field(None, description="why the MILP was not solved (no time left after the "
                                      "heuristics, or to build it)")
+    cpsat_skipped: str | None = Field(None, description="why the monolithic CP-SAT model was not solved "
+                                      "(no time left)")
     # coarsening (placer.coarsen)
     original_ops: int | None = None
     coarse_ops: int | None = None
@@ -77,6 +79,8 @@ class SolveStats(BaseModel):
     decomposition_stitched_ms: float | None = Field(None, description="makespan of the stitched placement")
     decomposition_refitted_components: int | None = None
     decomposition_failed: str | None = None
+    decomposition_skipped: str | None = Field(None, description="not tried: too many components for the "
+                                              "time (wall-clock mode)")
     decomposition_s: float | None = None
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None

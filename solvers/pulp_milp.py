@@ -16,7 +16,7 @@ a futex with no CPU use until the hard deadline kills it (3 of 1,800 runs with t
 Each solve runs in a forked child (`solvers.processes.run_forked`) whose answer (status,
 values, bound) comes back by pipe: CBC can overrun its `-sec` limit (reading the model,
 presolve), HiGHS too (presolve), and PuLP spends seconds passing a big model to either; a
-child still running half a second past the caller's limit is killed with what it started,
+child still running 0.2 s past the caller's limit is killed with what it started,
 and the run is `killed` (no solution: the engine answers with its heuristic incumbent).
 
 A model built in scaled units says so with an `objective_unit` attribute on the problem:
@@ -67,8 +67,9 @@ CBC_INCREMENT = 1e-7  # absolute, in objective units (ms): inside the engine's 1
 # ends _READBACK_S before the caller's, which leaves time to read the answer back, and a child
 # still running _KILL_GRACE_S after the caller's limit (CBC reading a big model, HiGHS in
 # presolve, PuLP writing the model) is killed: the run is then `killed`, without a solution.
+# (The engine keeps 0.2 s of its own limit for checking the answer: a kill lands on it.)
 _READBACK_S = 0.2
-_KILL_GRACE_S = 0.5
+_KILL_GRACE_S = 0.2
 
 
 def _seconds_to(deadline: float) -> float:
