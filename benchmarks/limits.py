@@ -145,15 +145,15 @@ def run_http(url: str, graph: dict[str, Any], hardware: dict[str, Any], solver: 
 def report(rows: list[dict[str, Any]], meta: dict[str, Any]) -> str:
     lines = ["# Time limits: how long after `time_limit_s` each back end answers", "",
              f"Command: `{meta['command']}`. Machine: {meta['machine']}. Started {meta['started']}.", "",
-             "Overrun = answer time - limit (negative: early). `library`: the wall time of `place` in a "
-             "fresh process; `http`: request to full answer through a real `placer serve` (1 worker). "
-             f"Target: under {TARGET_OVERRUN_S:g} s for every back end.", ""]
+             ("Overrun = answer time - limit (negative: early). `library`: the wall time of `place` in a "
+              "fresh process; `http`: request to full answer through a real `placer serve` (1 worker). "
+              f"Target: under {TARGET_OVERRUN_S:g} s for every back end."), ""]
     for mode in MODES:
         mine = [r for r in rows if r["mode"] == mode]
         if not mine:
             continue
-        lines += [f"## {mode}", "", "| graph | solver | limit s | answer s | overrun s | status | solver status "
-                  "| why the solver stopped | MILP build s |", "|---|---|---|---|---|---|---|---|---|"]
+        lines += [f"## {mode}", "", ("| graph | solver | limit s | answer s | overrun s | status | solver status "
+                                     "| why the solver stopped | MILP build s |"), "|---|---|---|---|---|---|---|---|---|"]
         for r in mine:
             seconds = r.get("seconds")
             over = f"{seconds - r['limit_s']:+.2f}" if seconds is not None else "-"
