@@ -1,6 +1,10 @@
 """A long CBC solve is cut at its deadline from outside: the answer comes at time limit + grace,
 carries the best validated incumbent, the service answers other requests meanwhile, and no
-process of the killed worker (CBC included) is left."""
+process of the killed worker (CBC included) is left.
+
+The engine keeps its own limit (tests/test_time_limits.py), so the service's deadline is a
+safety net: to reach it, the worker runs the real solve with twice the limit the
+service enforces (tests/api/dummy_targets.py:overrunning_solve)."""
 from __future__ import annotations
 
 import threading
@@ -14,12 +18,13 @@ from placer.schema import parse_graph, parse_hardware, parse_result
 from placer.validate import check_result
 
 TIME_LIMIT_S = 2.0
-GRACE_S = 0.0  # no grace: the engine hands CBC the whole limit, so CBC is still running at the kill
+GRACE_S = 0.0  # no grace: CBC, given twice the limit by the worker, is still running at the kill
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
-    svc = ServiceProcess(tmp_path_factory.mktemp("deadline"), workers=1, deadline_grace_s=GRACE_S)
+    svc = ServiceProcess(tmp_path_factory.mktemp("deadline"), workers=1, deadline_grace_s=GRACE_S,
+                         solve_target="tests.api.dummy_targets:overrunning_solve")
     svc.start()
     yield svc
     svc.stop()
