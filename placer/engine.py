@@ -654,6 +654,7 @@ def _solve_milp(run: _Run, backend: Backend) -> SolverRun:
     left = run.budget.remaining() - strategy.milp_finish_s
     if left < strategy.milp_min_s:
         return skipped(f"no time left for the MILP ({max(0.0, left):.2f} s after the heuristics)")
+    run.report(f"{options.solver}: solving the DLPlacer MILP: building it ({left:.1f} s left)", phase="milp")
     built = time.perf_counter()
     f = build_milp(p, options.routing, best, run.bound_ms, deadline=built + left - strategy.milp_min_s)
     run.stats.record(build_s=time.perf_counter() - built)
@@ -662,7 +663,7 @@ def _solve_milp(run: _Run, backend: Backend) -> SolverRun:
     run.stats.record(**f.stats)
     remaining = run.budget.remaining() - strategy.milp_finish_s
     run.report(f"{options.solver}: solving the DLPlacer MILP ({f.stats['variables']} variables, "
-               f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="milp")
+               f"limit {remaining:.1f} s)", best.makespan_ms if best else None, run.bound_ms)
     solver_run, _ = backend.solve(f.prob, Limits(remaining, threads=options.threads,
                                                  relative_gap=options.relative_gap, warm_start=best is not None))
     if not solver_run.has_solution:

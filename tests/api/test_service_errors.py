@@ -25,8 +25,9 @@ def _tree() -> list[type[PlacerError]]:
     found, todo = [], [PlacerError]
     while todo:
         cls = todo.pop()
-        found.append(cls)
-        todo.extend(cls.__subclasses__())
+        if cls not in found:  # a class with two parents in the tree (ServiceInputError) comes twice
+            found.append(cls)
+            todo.extend(cls.__subclasses__())
     return found
 
 
