@@ -4,7 +4,7 @@ process of the killed worker (CBC included) is left.
 
 The engine keeps its own limit (tests/test_time_limits.py), so the service's deadline is a
 safety net: to reach it, the worker runs the real solve with twice the limit the
-service enforces (tests/api/dummy_targets.py:overrunning_solve)."""
+service enforces (tests/api/overrunning_target.py)."""
 from __future__ import annotations
 
 import threading
@@ -24,7 +24,7 @@ GRACE_S = 0.0  # no grace: CBC, given twice the limit by the worker, is still ru
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServiceProcess]:
     svc = ServiceProcess(tmp_path_factory.mktemp("deadline"), workers=1, deadline_grace_s=GRACE_S,
-                         solve_target="tests.api.dummy_targets:overrunning_solve")
+                         solve_target="tests.api.overrunning_target:overrunning_solve")
     svc.start()
     yield svc
     svc.stop()
