@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = {"command": "python -m benchmarks.limits " + " ".join(argv if argv is not None else sys.argv[1:]),
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
                        f"load {os.getloadavg()[0]:.1f}",
-            "started": dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "started": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")}
     (args.out / "meta.json").write_text(json.dumps(meta, indent=2) + "\n")
     results = args.out / "results.jsonl"
     results.write_text("")
