@@ -26,10 +26,11 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
+
+from benchmarks.serving import service
 
 ROOT = Path(__file__).resolve().parents[1]
 SOLVERS = ("cpsat", "cbc", "highs")
@@ -84,44 +85,6 @@ def run_library(graph: dict[str, Any], hardware: dict[str, Any], solver: str, li
     answer = json.loads(done.stdout.strip().splitlines()[-1])
     return {"seconds": answer["wall_s"], "status": answer["status"], "makespan_ms": answer["makespan_ms"],
             "solve_time_s": answer["solve_time_s"], **_stats(answer["stats"])}
-
-
-@contextmanager
-def service(workdir: Path, max_time_limit_s: float) -> Iterator[str]:
-    """A real `placer serve` on a free loopback port with one worker; its base URL."""
-    import socket
-
-    import httpx
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = {**os.environ, "PLACER_DB_PATH": str(workdir / "jobs.sqlite3"), "PLACER_WORKERS": "1",
-           "PLACER_MAX_OPS": "5000", "PLACER_MAX_TIME_LIMIT_S": str(max_time_limit_s),
-           "PLACER_ASYNC_OPS_THRESHOLD": "100000", "PLACER_MAX_BODY_BYTES": str(50_000_000)}
-    log = open(workdir / "service.log", "wb")  # noqa: SIM115  closed below
-    proc = subprocess.Popen([sys.executable, "-m", "placer.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        end = time.monotonic() + 120
-        while time.monotonic() < end:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            raise RuntimeError("placer serve did not start")
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def run_http(url: str, graph: dict[str, Any], hardware: dict[str, Any], solver: str, limit: float) -> dict[str, Any]:
@@ -198,7 +161,8 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="placer-limits-") as tmp:
         workdir = Path(tmp)
         for mode in args.modes:
-            with service(workdir, max(args.limits)) if mode == "http" else _nothing() as url:
+            with service(workdir, cwd=ROOT, max_ops=5000, max_time_limit_s=max(args.limits), async_ops_threshold=100_000,
+                         max_body_bytes=50_000_000) if mode == "http" else nullcontext() as url:
                 for name, (graph, hardware) in cases.items():
                     for solver in args.solvers:
                         for limit in args.limits:
@@ -217,11 +181,6 @@ def main(argv: list[str] | None = None) -> int:
     (args.out / "report.md").write_text(report(rows, meta))
     print(f"wrote {args.out / 'report.md'}")
     return 0
-
-
-@contextmanager
-def _nothing() -> Iterator[None]:
-    yield None
 
 
 if __name__ == "__main__":

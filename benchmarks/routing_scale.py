@@ -16,20 +16,19 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import signal
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from benchmarks.serving import service
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE_EVERY_S = 0.05
@@ -70,40 +69,6 @@ def load_average() -> float:
 
 def env_for(code: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(code)}
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def service(code: Path, workdir: Path, **settings: Any) -> Iterator[str]:
-    port = free_port()
-    env = env_for(code) | {f"PLACER_{k.upper()}": str(v) for k, v in
-                           {"db_path": workdir / f"jobs-{port}.sqlite3", "workers": 1, **settings}.items()}
-    log = open(workdir / f"service-{port}.log", "wb")  # noqa: SIM115 (closed below)
-    proc = subprocess.Popen([sys.executable, "-m", "placer.cli", "serve", "--host", "127.0.0.1", "--port", str(port)],
-                            env=env, stdout=log, stderr=subprocess.STDOUT, cwd=workdir)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        end = time.monotonic() + 120
-        while time.monotonic() < end:
-            try:
-                if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        yield url
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        log.close()
 
 
 def probed(url: str, call: Callable[[], httpx.Response]) -> dict[str, Any]:
@@ -189,7 +154,7 @@ def run(args: argparse.Namespace) -> None:
                 rows.append({"mode": "cli", **run_cli(code, workdir, n)})
                 print(rows[-1], flush=True)
         if "api" in args.modes:
-            with service(code, workdir) as url, httpx.Client(base_url=url, timeout=3600) as client:
+            with service(workdir, env=env_for(code)) as url, httpx.Client(base_url=url, timeout=3600) as client:
                 for name, path, body in api_cases(args.sizes):
                     if args.match and not any(m in name for m in args.match):
                         continue
