@@ -19,8 +19,9 @@ router = APIRouter(tags=["service"])
 
 @router.get("/healthz", response_model=Health, summary="Liveness, solver back ends, queue depth",
             responses={503: {"model": Health, "description": "`failing`: `problems` names what is wrong"}})
-def healthz(request: Request, settings: SettingsDep, jobs: JobsDep) -> Any:
-    """Never needs the API key. 503 `failing` while something keeps the service from its job (the
+async def healthz(request: Request, settings: SettingsDep, jobs: JobsDep) -> Any:
+    """Never needs the API key. Runs on the event loop (it only reads counters under short
+    locks), so it answers while request work holds the worker threads. 503 `failing` while something keeps the service from its job (the
     job store cannot be written, its file was deleted or replaced), ok again once the cause is gone.
     `degraded` when no solve worker is up; `workers_alive` below `workers` for a moment is normal
     after a solve was killed (its worker is being restarted)."""

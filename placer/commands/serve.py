@@ -8,8 +8,11 @@ solves that run at once; the HTTP side is one asyncio process.
 from __future__ import annotations
 
 import argparse
+import sys
 
 __all__ = ["add_parser", "run"]
+
+SWITCH_INTERVAL_S = 0.0005
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -48,6 +51,9 @@ def run(args: argparse.Namespace) -> int:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise InputError(f"serve: bad setting: {problems}") from None
     configure_logging(settings.log_level)
+    # request work runs in threads (api/compute.py); a shorter GIL switch interval (5 ms by
+    # default) lets the event loop answer /healthz and small requests between their slices
+    sys.setswitchinterval(SWITCH_INTERVAL_S)
     uvicorn.run(create_app(settings), host=settings.host, port=settings.port, log_config=log_config(settings.log_level),
                 access_log=False, timeout_graceful_shutdown=10, server_header=False)
     return 0
