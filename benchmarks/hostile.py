@@ -195,7 +195,9 @@ def run_faults(c: Campaign, names: list[str]) -> None:
 
 
 def healthz_rows(probe_log: Path, phases: list[tuple[str, float, float]]) -> list[dict[str, Any]]:
-    """Max and p99 latency of the /healthz probe per phase (errors counted apart)."""
+    """Max and p99 latency of the /healthz probe per phase (errors counted apart): every probe
+    whose request overlaps the phase counts. A phase over before a probe came round (shorter
+    than the probe's period) has no sample and is shown unjudged."""
     samples = []
     if probe_log.exists():
         for line in probe_log.read_text().splitlines():
@@ -205,11 +207,11 @@ def healthz_rows(probe_log: Path, phases: list[tuple[str, float, float]]) -> lis
                 continue
     rows = []
     for name, began, ended in phases:
-        inside = [s for s in samples if began <= s["t"] <= ended]
+        inside = [s for s in samples if s["t"] <= ended and s["t"] + s["ms"] / 1e3 >= began]
         ok = sorted(s["ms"] for s in inside if isinstance(s["status"], int))
         failed = [s for s in inside if not isinstance(s["status"], int)]
         p99 = ok[min(len(ok) - 1, int(0.99 * len(ok)))] if ok else None
-        judged = not name.startswith("fault:")  # faults stop servers on purpose
+        judged = not name.startswith("fault:") and bool(inside)  # faults stop servers on purpose
         worst = max([*ok, *[s["ms"] for s in failed]], default=None)
         verdict = None
         if judged:

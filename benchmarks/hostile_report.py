@@ -119,8 +119,9 @@ def write_report(out: Path, rows: list[dict[str, Any]], meta: dict[str, Any]) ->
              _mark(r["verdict"] == "pass"), "; ".join(r["problems"]) or r["detail"]] for r in heavy], width=160)
     if health:
         lines += ["## /healthz latency per phase", "",
-                  ("The probe's answers inside each phase's time window (target: every answer under 100 ms; "
-                  "fault phases stop servers on purpose and are shown, not judged)."), ""]
+                  ("The probe's answers whose request overlaps each phase's time window (target: every answer "
+                  "under 100 ms; fault phases stop servers on purpose, and a phase over before the probe came "
+                  "round has no sample: both are shown, not judged)."), ""]
         lines += _table(["phase", "s", "samples", "errors", "max ms", "p99 ms", ">= 100 ms", "verdict"], [
             [r["phase"], r["seconds"], r["samples"], r["errors"], r["max_ms"], r["p99_ms"], r["over_100ms"],
              _mark(None if r["verdict"] is None else r["verdict"] == "pass")] for r in health])
