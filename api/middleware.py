@@ -24,6 +24,7 @@ import anyio.to_thread
 from api.errors import error_body, http_status
 from api.logs import request_id_var
 from api.metrics import ServiceMetrics
+from api.parsed import PARSED_JSON
 from api.ratelimit import FailureLimiter
 from api.settings import Settings
 from api.sizes import oversized
@@ -120,7 +121,7 @@ class ServiceMiddleware:
                 self._check_host(headers)
                 self._authorize(scope, headers)
                 if scope["method"] in _BODY_METHODS:
-                    receive = await self._bounded_body(receive, headers, scope["path"])
+                    receive = await self._bounded_body(scope, receive, headers, scope["path"])
             except _Reject as rej:
                 await _send_json(send_with_id, rej.status, error_body(rej.detail, rej.code), rej.headers)
                 return
@@ -161,7 +162,7 @@ class ServiceMiddleware:
             raise _Reject(401, "missing or wrong API key: send the header 'Authorization: Bearer <key>'",
                           "unauthorized", {"WWW-Authenticate": "Bearer"})
 
-    def _read_json(self, body: bytes, path: str) -> None:
+    def _read_json(self, body: bytes, path: str) -> Any:
         """Parse strictly; the sizes are counted before the document is walked (api.sizes)."""
         def sizes(doc: Any) -> None:
             too_big = oversized(path, doc, self.settings)
@@ -169,12 +170,13 @@ class ServiceMiddleware:
                 raise _Reject(422, too_big, "limit_exceeded")
 
         try:
-            parse_json(body, "request body", self.settings.max_json_depth, before_walk=sizes)
+            return parse_json(body, "request body", self.settings.max_json_depth, before_walk=sizes)
         except InvalidJsonError as exc:
             raise _Reject(http_status(exc), str(exc), exc.code) from None
 
-    async def _bounded_body(self, receive: Receive, headers: dict[str, bytes], path: str) -> Receive:
-        """Read the whole body (at most max_body_bytes), check it, and hand it on."""
+    async def _bounded_body(self, scope: Scope, receive: Receive, headers: dict[str, bytes], path: str) -> Receive:
+        """Read the whole body (at most max_body_bytes), check it, and hand it on (the parsed
+        document in `scope`, see api.parsed)."""
         limit = self.settings.max_body_bytes
         too_large = _Reject(413, f"request body is larger than {limit} bytes (PLACER_MAX_BODY_BYTES)",
                             "body_too_large")
@@ -205,7 +207,7 @@ class ServiceMiddleware:
                 raise _Reject(415, f"Content-Type must be application/json, got {ctype!r} "
                               "(curl: -H 'Content-Type: application/json')", "unsupported_media_type")
             # in a thread: reading a 10 MB body strictly takes about a second
-            await anyio.to_thread.run_sync(self._read_json, body, path)
+            scope[PARSED_JSON] = await anyio.to_thread.run_sync(self._read_json, body, path)
         sent = False
 
         async def replay() -> Message:

@@ -12,6 +12,7 @@ from api.deps import JobsDep, SettingsDep
 from api.errors import LimitExceededError
 from api.inputs import check_limits, check_time_limit
 from api.jobs import final_answer
+from api.parsed import ParsedBodyRoute
 from api.routes import error_responses
 from api.routes.placements import wait_for_job
 from api.settings import Settings
@@ -21,7 +22,7 @@ from placer.crossover.engine_speedup import load_engine_graph, load_engine_hardw
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/crossover", tags=["crossover"])
+router = APIRouter(prefix="/v1/crossover", tags=["crossover"], route_class=ParsedBodyRoute)
 
 _EXAMPLE_GIVEN = {
     "format": "placer.crossover/v1", "name": "gnmt", "devices": [1, 2, 4, 8, 16, 32, 64, 128, 256],

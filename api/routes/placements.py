@@ -12,6 +12,7 @@ from api.compute import run_compute, unvalidated, validate_body
 from api.deps import JobsDep, SettingsDep
 from api.inputs import check_limits, check_placeable, check_threads, check_time_limit, resolve_hardware_ref
 from api.jobs import Job, JobManager, final_answer
+from api.parsed import ParsedBodyRoute
 from api.routes import error_responses
 from api.schemas import JobAccepted, PlacementRequest
 from api.settings import Settings
@@ -21,7 +22,7 @@ from placer.schema import HardwareSpec, ResultSpec
 
 __all__ = ["router", "wait_for_job"]
 
-router = APIRouter(prefix="/v1/placements", tags=["placements"])
+router = APIRouter(prefix="/v1/placements", tags=["placements"], route_class=ParsedBodyRoute)
 
 RawPlacementRequest = unvalidated(PlacementRequest)
 

@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from api.compute import json_reply, run_compute, unvalidated, validate_body
 from api.deps import SettingsDep
 from api.inputs import check_limits, check_order, resolve_hardware_ref
+from api.parsed import ParsedBodyRoute
 from api.routes import error_responses
 from api.schemas import SimulationReply, SimulationRequest
 from api.settings import Settings
@@ -17,7 +18,7 @@ from placer.replay import ReplayPlan, replay, replay_plan
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/simulations", tags=["simulations"])
+router = APIRouter(prefix="/v1/simulations", tags=["simulations"], route_class=ParsedBodyRoute)
 
 RawSimulationRequest = unvalidated(SimulationRequest)
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter, Request
 from api.compute import run_compute, unvalidated, validate_body
 from api.deps import SettingsDep
 from api.inputs import check_limits, resolve_hardware_ref
+from api.parsed import ParsedBodyRoute
 from api.routes import error_responses
 from api.schemas import ValidationReply, ValidationRequest
 from api.settings import Settings
@@ -13,7 +14,7 @@ from placer.validate import check_result
 
 __all__ = ["router"]
 
-router = APIRouter(prefix="/v1/validations", tags=["validations"])
+router = APIRouter(prefix="/v1/validations", tags=["validations"], route_class=ParsedBodyRoute)
 
 RawValidationRequest = unvalidated(ValidationRequest)
 
