@@ -43,6 +43,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await run_in_threadpool(manager.start)
         app.state.solvers = available_solvers()
+        # the OpenAPI document takes ~0.1 s to build and FastAPI builds it on the event loop at the
+        # first GET /openapi.json: build (and cache) it here instead
+        await run_in_threadpool(app.openapi)
         if not await run_in_threadpool(manager.wait_ready, settings.worker_start_timeout_s):
             log.error("not every solve worker started; serving anyway (see /healthz)")
         log.info("placer service ready", extra={"workers": settings.workers, "db_path": str(settings.db_path),
