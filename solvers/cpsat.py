@@ -104,7 +104,7 @@ def solve_cpsat(
         backend="cpsat",
         status=status,
         objective=solver.objective_value if has else None,
-        # the proven bound holds even when no solution was found (placer.relaxation uses it)
+        # the proven bound holds even when no solution was found
         bound=solver.best_objective_bound if has or name == "UNKNOWN" else None,
         wall_s=time.perf_counter() - began,
         work=solver.response_proto.deterministic_time,

@@ -15,11 +15,8 @@ from placer.heuristics import heft, stages
 from placer.local_search import improve_by_moves
 from placer.model import build_problem
 from placer.neighbourhood import critical_path, improve
-from placer.relaxation import core_bound_ms, critical_core
 from placer.schedule import Schedule, Solution, retime
 from placer.schema import parse_graph, parse_hardware
-from tests.reference import brute_force_makespan
-from tests.test_exact import _random_instance
 
 
 def _training(seed: int, n: int = 40, devices: int = 4):
@@ -84,13 +81,3 @@ def test_neighbourhood_search_offers_only_valid_improving_answers() -> None:
     counts = improve(p, f, start, budget, 2.0, 0, offer, lambda s: False, step_s=0.5)
     assert counts["steps"] >= 1
     assert offered and min(s.makespan_ms for s in offered) <= start.makespan_ms + 1e-9
-
-
-@pytest.mark.parametrize("seed", range(8))
-def test_the_core_relaxation_bound_never_exceeds_the_exhaustive_optimum(seed: int) -> None:
-    g, hw, times, edges, delay = _random_instance(seed, 6, line=seed % 2 == 1)
-    p = build_problem(parse_graph(g), parse_hardware(hw))
-    optimum = brute_force_makespan(times, edges, delay)
-    for core in critical_core(p, max_ops=3) + critical_core(p, max_ops=50):
-        bound, stats = core_bound_ms(p, core, Budget(5.0, deterministic=True), 5.0, 0.0)
-        assert bound <= optimum + 1e-6, (core, stats)

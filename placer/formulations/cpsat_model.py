@@ -228,21 +228,19 @@ def add_memory(m: Any, problem: Problem, presence: dict[int, dict[int, Any]]) ->
 
 
 def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
-                redundant_cumulative: bool = True, symmetry_breaking: bool = True,
-                horizon_ms: float | None = None) -> CpSatFormulation:
+                redundant_cumulative: bool = True, symmetry_breaking: bool = True) -> CpSatFormulation:
     """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon.
 
     Without `symmetry_breaking` every relabelling of interchangeable devices stays a
-    solution: what placer.neighbourhood needs to fix part of any incumbent as it is.
-    `horizon_ms` overrides the horizon (placer.relaxation adds release times)."""
+    solution: what placer.neighbourhood needs to fix part of any incumbent as it is."""
     from ortools.sat.python import cp_model
 
     delays_ms = _edge_delays(problem)
     values = [problem.time_ms[k][d] for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]]]
     values += [x for per_edge in delays_ms for x in per_edge.values()]
-    if horizon_ms is None and incumbent is not None:
+    if incumbent is not None:
         horizon_ms = incumbent.makespan_ms
-    elif horizon_ms is None:
+    else:
         horizon_ms = sum(max(row) for row in problem.time_ms) + sum(max(d.values(), default=0.0) for d in delays_ms)
     has_points = any(problem.time_ms[k][d] == 0 for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]])
     # zero-length ops occupy one tick (see below): keep that tick negligible
