@@ -430,6 +430,11 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     for k, d in enumerate(device):
         if d >= 0:
             used[d] += problem.memory_bytes[k]
+
+    def room(d: int) -> float:
+        cap = problem.capacity_bytes[d]
+        return math.inf if cap is None else cap - used[d]
+
     for k in dec.dangling:
         g = problem.group[k]
         mates = [x for x in problem.groups[g] if x not in dangling]
@@ -445,7 +450,7 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
             device[k] = device[neighbours[0]] if neighbours and device[neighbours[0]] >= 0 else -1
             if device[k] not in problem.allowed[g]:
                 device[k] = problem.allowed[g][0]
-            device[k] = _with_room(problem, g, device[k], used)
+            device[k] = _nearest_fitting(problem, g, device[k], room)
         used[device[k]] += problem.memory_bytes[k]
         before = all(problem.edges[i].src in dangling for i in problem.preds[k]) and not all(
             problem.edges[i].dst in dangling for i in problem.succs[k])
@@ -481,21 +486,19 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     return Solution(device=device, order=order)
 
 
-def _with_room(problem: Problem, g: int, preferred: int, used: list[int]) -> int:
-    """`preferred` when group g fits there, else the nearest allowed device where it fits
-    (a weight update beside a full device would overflow it); `preferred` when none fits."""
+def _nearest_fitting(problem: Problem, g: int, prev: int, room: Callable[[int], float]) -> int:
+    """`prev` when group g fits there (`room(d)`: bytes left on d), else the allowed device
+    nearest to `prev` (by the delay of 1 MB) where it fits, the one with most room first;
+    `prev` (or g's first allowed device) when it fits nowhere, for placer.repair."""
+    allowed = problem.allowed[g]
     need = problem.group_memory_bytes(g)
-
-    def room(d: int) -> float:
-        cap = problem.capacity_bytes[d]
-        return math.inf if cap is None else cap - used[d]
-
-    if room(preferred) >= need:
-        return preferred
-    fitting = [d for d in problem.allowed[g] if room(d) >= need]
-    src = problem.devices[preferred]
-    return min(fitting, key=lambda d: (problem.router.delay_ms(1_000_000, src, problem.devices[d]), -room(d), d),
-               default=preferred)
+    if prev in allowed and room(prev) >= need:
+        return prev
+    fitting = [d for d in allowed if room(d) >= need]
+    if not fitting:
+        return prev if prev in allowed else allowed[0]
+    src = problem.devices[prev]
+    return min(fitting, key=lambda d: (problem.router.delay_ms(1_000_000, src, problem.devices[d]), -room(d), d))
 
 
 class _Assignment(dict):
@@ -522,19 +525,10 @@ class _Assignment(dict):
         return math.inf if cap is None else cap - self.used[d]
 
     def follow(self, g: int, prev: int, memory_aware: bool = True) -> None:
-        p = self.problem
-        allowed = p.allowed[g]
-        need = p.group_memory_bytes(g)
-        if prev in allowed and (self.room(prev) >= need or not memory_aware):
+        if not memory_aware and prev in self.problem.allowed[g]:
             self[g] = prev
-            return
-        fitting = [d for d in allowed if self.room(d) >= need]
-        if not fitting:
-            self[g] = prev if prev in allowed else allowed[0]
-            return
-        src = p.devices[prev]
-        self[g] = min(fitting, key=lambda d: (0.0 if d == prev else p.router.delay_ms(1_000_000, src, p.devices[d]),
-                                               -self.room(d), d))
+        else:
+            self[g] = _nearest_fitting(self.problem, g, prev, self.room)
 
 
 def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_limit_s: float,
