@@ -22,7 +22,7 @@ from typing import Any
 
 from benchmarks.hostile_cases import GRAPH, HARDWARE
 from benchmarks.hostile_heavy import FOUR_GPUS, layered
-from benchmarks.hostile_http import Reply, Service, send
+from benchmarks.hostile_http import Reply, Service, alive, send
 
 __all__ = ["FAULTS", "Lab"]
 
@@ -183,9 +183,9 @@ def server_killed(lab: Lab) -> list[dict[str, Any]]:
     first.proc.send_signal(signal.SIGKILL)
     first.proc.wait(timeout=10)
     end = time.monotonic() + 10
-    while time.monotonic() < end and any(Path(f"/proc/{p}").exists() and _running(p) for p in workers):
+    while time.monotonic() < end and any(alive(p) for p in workers):
         time.sleep(0.1)
-    left = [p for p in workers if Path(f"/proc/{p}").exists() and _running(p)]
+    left = [p for p in workers if alive(p)]
     first.kill()
     rows = [_row(name, "jobs before kill -9 of the server", None, before),
             _row(name, "no solve worker of the killed server still runs 10 s later", not left,
@@ -202,13 +202,6 @@ def server_killed(lab: Lab) -> list[dict[str, Any]]:
         {j[:8]: f"{s['state']}/{s['status']}" for j, s in final.items()}))
     second.stop()
     return rows
-
-
-def _running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False
 
 
 def _remove_store(path: Path) -> list[str]:

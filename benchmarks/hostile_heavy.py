@@ -7,6 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from benchmarks.graphs import fully_connected_hardware
+
 __all__ = ["Heavy", "heavy_cases", "judge_heavy"]
 
 REFUSE_S = 1.0
@@ -28,11 +30,8 @@ class Heavy:
 
 
 def full_mesh(n: int) -> dict[str, Any]:
-    devs = [f"gpu{i}" for i in range(n)]
-    return {"format": "placer.hardware/v1", "name": f"mesh{n}",
-            "devices": [{"id": d, "memory_bytes": 16_000_000_000} for d in devs],
-            "links": [{"a": a, "b": b, "bandwidth_gb_per_s": 25.0, "latency_us": 5.0}
-                      for i, a in enumerate(devs) for b in devs[i + 1:]]}
+    """n GPUs of 16 GB, every pair linked at 25 GB/s."""
+    return fully_connected_hardware(n, memory_bytes=16_000_000_000) | {"name": f"mesh{n}"}
 
 
 def chain(n: int) -> dict[str, Any]:

@@ -19,7 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Reply", "Service", "children_of", "free_port", "send"]
+from benchmarks.serving import free_port
+from solvers.processes import children
+
+__all__ = ["Reply", "Service", "alive", "send"]
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -43,12 +46,6 @@ class Reply:
             return json.loads(self.body)
         except ValueError:
             return None
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _read_reply(sock: socket.socket, deadline: float) -> tuple[int, dict[str, str], bytes]:
@@ -178,21 +175,6 @@ def send(port: int, method: str, target: str, body: bytes = b"", headers: Mappin
             pass
 
 
-def children_of(pid: int) -> list[int]:
-    """Direct children of `pid`, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        if int(stat[stat.rindex(")") + 2:].split()[1]) == pid:
-            found.append(int(entry.name))
-    return found
-
-
 def _drop_dac_override() -> None:
     """In the child before exec: drop CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH from the bounding
     set (PR_CAPBSET_DROP), so a server run by root is refused writes to a read-only directory."""
@@ -204,7 +186,8 @@ def _drop_dac_override() -> None:
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Whether process `pid` exists and is not a zombie (from /proc)."""
     try:
         state = Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0]
     except (OSError, IndexError):
@@ -295,7 +278,7 @@ class Service:
         """The solve workers: children of the server (each leads its own process group)."""
         if self.proc is None or self.proc.poll() is not None:
             return []
-        return children_of(self.proc.pid)
+        return children(self.proc.pid)
 
     def stop(self, sig: int = signal.SIGTERM, timeout_s: float = 20.0) -> int | None:
         """Signal the server; SIGKILL it (and everything it started) if it does not exit in time."""
@@ -318,7 +301,7 @@ class Service:
         if self.proc is not None:
             self.known_pids.update(self.worker_pids())
         for pid in sorted(self.known_pids):
-            if _alive(pid):
+            if alive(pid):
                 try:
                     os.killpg(pid, signal.SIGKILL)  # each worker (and the server) leads its own group
                 except (ProcessLookupError, PermissionError):
@@ -334,7 +317,7 @@ class Service:
 
     def leftovers(self) -> list[int]:
         """Processes this service started that are still alive."""
-        return [pid for pid in sorted(self.known_pids) if _alive(pid)]
+        return [pid for pid in sorted(self.known_pids) if alive(pid)]
 
     def log_tail(self, chars: int = 3000) -> str:
         try:

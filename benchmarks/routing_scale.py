@@ -28,23 +28,16 @@ from typing import Any
 
 import httpx
 
+from benchmarks.hostile_heavy import full_mesh
 from benchmarks.serving import service
 
 ROOT = Path(__file__).resolve().parents[1]
 PROBE_EVERY_S = 0.05
 
 
-def mesh(n: int) -> dict[str, Any]:
-    devs = [f"gpu{i}" for i in range(n)]
-    return {"format": "placer.hardware/v1", "name": f"mesh{n}",
-            "devices": [{"id": d, "memory_bytes": 16_000_000_000} for d in devs],
-            "links": [{"a": a, "b": b, "bandwidth_gb_per_s": 25.0, "latency_us": 5.0}
-                      for i, a in enumerate(devs) for b in devs[i + 1:]]}
-
-
 TWO_OPS = {"format": "placer.graph/v1", "name": "two", "ops": [{"id": "a", "time_ms": 1.0}, {"id": "b", "time_ms": 2.0}],
            "edges": [{"src": "a", "dst": "b", "bytes": 1_000_000}]}
-TWO_GPUS = mesh(2)
+TWO_GPUS = full_mesh(2)
 
 
 def chain(n: int) -> dict[str, Any]:
@@ -106,7 +99,7 @@ def probed(url: str, call: Callable[[], httpx.Response]) -> dict[str, Any]:
 def run_cli(code: Path, workdir: Path, n: int) -> dict[str, Any]:
     graph, hw, out = workdir / "two.json", workdir / f"mesh{n}.json", workdir / f"result{n}.json"
     graph.write_text(json.dumps(TWO_OPS))
-    hw.write_text(json.dumps(mesh(n)))
+    hw.write_text(json.dumps(full_mesh(n)))
     began = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "placer.cli", "solve", str(graph), "--hardware", str(hw),
                            "--time-limit", "30", "-q", "-o", str(out)], env=env_for(code), capture_output=True,
@@ -120,7 +113,7 @@ def run_cli(code: Path, workdir: Path, n: int) -> dict[str, Any]:
 def api_cases(sizes: list[int]) -> list[tuple[str, str, Any]]:
     cases: list[tuple[str, str, Any]] = [
         (f"POST /v1/placements, 2 ops, {n}-GPU mesh", "/v1/placements",
-         {"graph": TWO_OPS, "hardware": mesh(n), "options": {"time_limit_s": 30}}) for n in sizes]
+         {"graph": TWO_OPS, "hardware": full_mesh(n), "options": {"time_limit_s": 30}}) for n in sizes]
     layered5k = layered(5000)
     placement = {op["id"]: f"gpu{i % 2}" for i, op in enumerate(layered5k["ops"])}
     cases += [

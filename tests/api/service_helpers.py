@@ -13,6 +13,8 @@ from typing import Any
 
 import httpx
 
+from solvers.processes import children
+
 ROOT = Path(__file__).resolve().parents[2]
 
 TWO_GPUS: dict[str, Any] = {
@@ -68,22 +70,6 @@ def process_group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
-
-
-def children_of(pid: int) -> list[int]:
-    """Direct children of `pid`, from /proc."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[1]) == pid:
-            found.append(int(entry.name))
-    return found
 
 
 def group_members(pgid: int) -> list[tuple[int, str]]:
@@ -150,7 +136,7 @@ class ServiceProcess:
 
     def worker_pids(self) -> list[int]:
         assert self.proc is not None
-        return children_of(self.proc.pid)
+        return children(self.proc.pid)
 
     def log(self) -> str:
         return self.log_path.read_text(errors="replace")[-5000:] if self.log_path.exists() else ""
