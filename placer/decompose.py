@@ -604,7 +604,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_bound_ms=bound, decomposition_s=budget.spent() - began,
         decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
     )
-    memory_binds = any(cap is not None and cap < sum(problem.memory_bytes) for cap in problem.capacity_bytes)
+    total_memory = sum(problem.memory_bytes)
+    memory_binds = any(cap is not None and cap < total_memory for cap in problem.capacity_bytes)
     schedule = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
     alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
                           cuts_follow_memory=False) if memory_binds else None
