@@ -99,7 +99,8 @@ class Strategy:
     decompose_share_big: float = 0.95   # then also solved whole / of a graph too big for that
     decompose_min_s_per_component: float = 0.05  # wall-clock mode: no decomposition with less time per component
     coarsen_above_ops: int = AUTO_THRESHOLD_OPS  # "auto" coarsens graphs with more ops than this
-    repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode)
+    repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode) ...
+    repair_min_s: float = 0.2           # ... within the time left, but at least this
     repair_max_moves: int = 400         # moves of groups one memory repair may make
     stages_share: float = 0.05         # of the limit, for the staged critical-path heuristic ...
     stages_max_s: float = 5.0           # ... at most this long
@@ -203,17 +204,18 @@ class _Run:
             device = schedule.solution.device
             if not is_placement_feasible(p, device):
                 if any(memory_overflow(p, device)) and _groups_and_pins_hold(p, device):
-                    seconds = math.inf if self.options.deterministic else self.strategy.repair_time_s
-                    repaired = repair_memory(p, schedule, seconds, max_moves=self.strategy.repair_max_moves)
-                    if repaired is None and may_overflow:
+                    repair = repair_memory(p, schedule, self._repair_seconds(),
+                                           max_moves=self.strategy.repair_max_moves)
+                    if repair.schedule is None and (may_overflow or repair.stopped_by == "clock"):
+                        # out of time is no strategy's bug: never a rejection, whatever the load
                         self.stats.count("unrepaired_candidates", source)
                         return None
-                    if repaired is None:
+                    if repair.schedule is None:
                         self.reject(source, "exceeds device memory and the repair found no fitting placement",
                                     schedule.solution)
                         return None
                     self.stats.count("repaired_candidates", source)
-                    schedule = repaired
+                    schedule = repair.schedule
                 else:
                     self.reject(source, "breaks a colocation group or a pin", schedule.solution)
                     return None
@@ -226,6 +228,14 @@ class _Run:
                 self.best, self.best_source = schedule, source
         self.reporter.update(incumbent_ms=self.best.makespan_ms if self.best else None)
         return schedule
+
+    def _repair_seconds(self) -> float:
+        """A memory repair's wall-clock cap: the strategy's cap, within the time left (a little
+        past it, so that a candidate found at the limit can still be fitted). Deterministic
+        mode bounds the repair by its number of moves only."""
+        if self.options.deterministic:
+            return math.inf
+        return min(self.strategy.repair_time_s, max(self.strategy.repair_min_s, self.budget.remaining()))
 
     def reject(self, source: str, reason: str, solution: Solution | None = None) -> None:
         """Discard an invalid candidate: a bug in a strategy, so loud in logs and tests."""

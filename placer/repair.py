@@ -7,18 +7,21 @@ colocation groups off overloaded devices until every device fits, choosing each 
 re-timing the candidate: a single group, or a run of groups that are consecutive in time
 on the overloaded device (a run costs only the transfers at its two ends, which is why
 moving the tail of a chain beats moving scattered layers). It is greedy and bounded in
-time; when it cannot make the candidate fit it returns None, and the caller keeps its
-previous incumbent.
+time; when it cannot make the candidate fit it says why (`Repair.stopped_by`), and the
+caller keeps its previous incumbent. A repair stopped by the clock is not a strategy's bug:
+the caller counts it apart from a repair that found no fitting move.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal
 
 from placer.model import Problem
 from placer.schedule import Schedule, retime, solution_from_starts
 
-__all__ = ["is_placement_feasible", "memory_overflow", "repair_memory"]
+__all__ = ["Repair", "is_placement_feasible", "memory_overflow", "repair_memory"]
 
 _MAX_RUN_STARTS = 48  # runs tried per move (spread over the overloaded device's groups)
 _MAX_SINGLES = 24     # single groups tried per move
@@ -56,12 +59,22 @@ def _spread(items: list, limit: int) -> list:
     return [items[int(i * step)] for i in range(limit)]
 
 
+@dataclass(frozen=True)
+class Repair:
+    """A repair's outcome: the fitting schedule, or why there is none."""
+
+    schedule: Schedule | None
+    stopped_by: Literal["", "clock", "no_move", "moves"] = ""  # "" when it fits
+
+
 def repair_memory(problem: Problem, schedule: Schedule, time_budget_s: float = 5.0,
-                  max_moves: int = 400) -> Schedule | None:
-    """A schedule whose placement fits every device's memory, or None.
+                  max_moves: int = 400) -> Repair:
+    """A schedule whose placement fits every device's memory, or why none was found.
 
     Groups keep their relative order: after a move the per-device orders are re-derived
     from the current start times, which respect the graph, so the result is a valid order.
+    The clock is checked before every re-timing, so the repair ends within one re-timing of
+    `time_budget_s`.
     """
     deadline = time.perf_counter() + time_budget_s
     current = schedule
@@ -69,19 +82,18 @@ def repair_memory(problem: Problem, schedule: Schedule, time_budget_s: float = 5
     for _ in range(max_moves + 1):
         overflow = memory_overflow(problem, device)
         if not any(overflow):
-            return current
+            return Repair(current)
         if time.perf_counter() > deadline:
-            return None
+            return Repair(None, "clock")
         d = max(range(problem.n_devices), key=overflow.__getitem__)
-        need = overflow[d]
-        move = _best_move(problem, current, device, d, need)
+        move = _best_move(problem, current, device, d, overflow[d], deadline)
         if move is None:
-            return None
+            return Repair(None, "clock" if time.perf_counter() > deadline else "no_move")
         device, current = move
-    return None
+    return Repair(None, "moves")
 
 
-def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, need: int
+def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, need: int, deadline: float
                ) -> tuple[list[int], Schedule] | None:
     """The cheapest move of groups off device d that frees `need` bytes, or, when no such
     move fits anywhere, the move that frees the most memory (ties: the cheapest)."""
@@ -96,8 +108,8 @@ def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, n
     roomy = max((free[x] for x in range(problem.n_devices) if x != d), default=0.0)
     enough = [[g] for g in sorted((g for g in groups if memory[g] >= need), key=memory.__getitem__)[:_MAX_SINGLES]]
     enough += _runs(groups, memory, lambda total, _: total < need, lambda total: total >= need)
-    move = _cheapest(problem, current, device, d, enough, free)
-    if move is not None:
+    move = _cheapest(problem, current, device, d, enough, free, deadline)
+    if move is not None or time.perf_counter() > deadline:
         return move
     # partial progress: the largest runs that fit on some other device
     partial = _runs(groups, memory, lambda total, g: total + memory[g] <= roomy, lambda total: total > 0)
@@ -105,7 +117,8 @@ def _best_move(problem: Problem, current: Schedule, device: list[int], d: int, n
     if not partial:
         return None
     most = max(sum(memory[g] for g in run) for run in partial)
-    return _cheapest(problem, current, device, d, [r for r in partial if sum(memory[g] for g in r) == most], free)
+    return _cheapest(problem, current, device, d, [r for r in partial if sum(memory[g] for g in r) == most], free,
+                     deadline)
 
 
 def _runs(groups: list[int], memory: dict[int, int], extend: Callable[[int, int], bool],
@@ -124,8 +137,9 @@ def _runs(groups: list[int], memory: dict[int, int], extend: Callable[[int, int]
 
 
 def _cheapest(problem: Problem, current: Schedule, device: list[int], d: int, candidates: list[list[int]],
-              free: list[float]) -> tuple[list[int], Schedule] | None:
-    """The candidate run whose move to some device with room gives the shortest re-timed schedule."""
+              free: list[float], deadline: float) -> tuple[list[int], Schedule] | None:
+    """The candidate run whose move to some device with room gives the shortest re-timed
+    schedule, among those re-timed before the deadline."""
     best: tuple[float, list[int], Schedule] | None = None
     for run in candidates:
         size = sum(problem.group_memory_bytes(g) for g in run)
@@ -133,6 +147,8 @@ def _cheapest(problem: Problem, current: Schedule, device: list[int], d: int, ca
                    and all(x in problem.allowed[g] for g in run)]
         targets.sort(key=lambda x: -free[x])
         for x in targets[:_MAX_TARGETS]:
+            if time.perf_counter() > deadline:
+                return None if best is None else (best[1], best[2])
             moved = list(device)
             for g in run:
                 for k in problem.groups[g]:

@@ -77,10 +77,20 @@ def test_repair_moves_groups_off_an_overloaded_device() -> None:
     everything_on_one = Solution(device=[0] * 6, order=[list(range(6)), [], []])
     schedule = retime(p, everything_on_one)
     assert memory_overflow(p, schedule.solution.device) == [35, 0, 0]
-    repaired = repair_memory(p, schedule)
+    repaired = repair_memory(p, schedule).schedule
     assert repaired is not None and is_placement_feasible(p, repaired.solution.device)
     # a chain split into runs pays two transfers, not one per moved op
     assert len(repaired.transfers) == 2
+
+
+def test_a_repair_says_why_it_found_no_fitting_placement() -> None:
+    """Out of time and out of moves are told apart: the engine counts the first, rejects the second."""
+    doc = graph([(f"op{i}", 1.0, 10) for i in range(3)], [(f"op{i}", f"op{i + 1}", 1000) for i in range(2)])
+    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2, memory_bytes=15)))
+    schedule = retime(p, Solution(device=[0] * 3, order=[[0, 1, 2], []]))
+    assert repair_memory(p, schedule, time_budget_s=-1.0).stopped_by == "clock"
+    no_room = repair_memory(p, schedule)  # 30 bytes fit 2 x 15 only as 10 + 20: no placement fits
+    assert no_room.schedule is None and no_room.stopped_by == "no_move"
 
 
 def test_an_invalid_candidate_is_rejected_counted_and_fatal_in_strict_mode(monkeypatch: pytest.MonkeyPatch) -> None:
