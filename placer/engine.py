@@ -101,6 +101,8 @@ class Strategy:
     coarsen_above_ops: int = AUTO_THRESHOLD_OPS  # "auto" coarsens graphs with more ops than this
     repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode) ...
     repair_min_s: float = 0.2           # ... within the time left, but at least this
+    repair_reserve_share: float = 0.1   # of the decomposition's limit, kept for repairing its answer (at most
+                                        # repair_time_s) when the graph's memory needs more than one device
     repair_max_moves: int = 400         # moves of groups one memory repair may make
     stages_share: float = 0.05         # of the limit, for the staged critical-path heuristic ...
     stages_max_s: float = 5.0           # ... at most this long
@@ -486,6 +488,9 @@ def _try_decomposition(run: _Run) -> bool:
         return False
     share = strategy.decompose_share_big if p.n_ops > strategy.monolithic_max_ops else strategy.decompose_share
     limit = share * run.budget.remaining()
+    if _needs_several_devices(p):
+        # the stitched answer may overload a device: keep time to repair it
+        limit -= min(strategy.repair_time_s, strategy.repair_reserve_share * limit)
     if not run.options.deterministic and limit < strategy.decompose_min_s_per_component * len(dec.components):
         # every component is solved at least once, and each costs CP-SAT's start-up
         # (44 components of a 300-op graph took 2.2 s of a 1 s limit on a loaded machine)
@@ -504,6 +509,12 @@ def _try_decomposition(run: _Run) -> bool:
     if run.best is not before and run.best is not None:
         run.report("decomposition incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
     return True
+
+
+def _needs_several_devices(p: Problem) -> bool:
+    """The graph's memory exceeds the largest device: answers stitched from parts may overload one."""
+    capacities = [c for c in p.capacity_bytes if c is not None]
+    return bool(capacities) and sum(p.memory_bytes) > max(capacities)
 
 
 def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "group_moves") -> None:
