@@ -29,6 +29,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from placer.budget import Budget
@@ -570,28 +571,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     # copies) is solved again from its answer, each time with twice the time it last had:
     # cheap proofs come first, and on a loaded machine the hard components still get time
     last = {c: first_pass_s * sizes[c] / max(1, sum(sizes[x] for x in distinct)) for c in distinct}
-    while True:
-        remaining = time_limit_s - (budget.spent() - began)
-        open_gaps = [((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
-                     if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms)]
-        if remaining < 0.2 or not open_gaps:
-            break
-        _, c = max(open_gaps)
-        share = min(remaining, max(0.5, 2 * last[c]))
-        last[c] = share
-        step(f"component {c + 1} again (gap {solved[c].objective_ms - solved[c].bound_ms:.4g} ms, "
-             f"limit {share:.1f} s)")
-        again = _solve_component(problem, dec, dec.components[c], share, budget, solved[c],
-                                 representatives=representatives)
-        if again.device_of_group:
-            again.bound_ms = max(again.bound_ms, solved[c].bound_ms)
-            if again.objective_ms > solved[c].objective_ms:
-                again.device_of_group, again.local_start_ms = solved[c].device_of_group, solved[c].local_start_ms
-                again.objective_ms = solved[c].objective_ms
-            again.optimal = again.optimal or again.objective_ms - again.bound_ms <= 1e-9 * max(1.0, again.objective_ms)
-            solved[c] = again
-        else:
-            solved[c].bound_ms = max(solved[c].bound_ms, again.bound_ms)
+    close_gaps = partial(_close_gaps, problem, dec, budget, solved, copies, last, representatives, step)
+    close_gaps(began + time_limit_s)
     answers = [solved[c] if source[c] == c else
                _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
                for c, comp in enumerate(dec.components)]
@@ -611,7 +592,45 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
                           cuts_follow_memory=False) if memory_binds else None
     if schedule is not None:
         stats.decomposition_stitched_ms = schedule.makespan_ms
+    if close_gaps(deadline):
+        # the time kept for re-fits that were not needed proves more (the stitched answer stays)
+        bound = cut_ms + sum((solved[source[c]].bound_ms for c in range(len(dec.components))))
+        stats.decomposition_bound_ms = bound
+        stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
+    stats.decomposition_s = budget.spent() - began
     return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative)
+
+
+def _close_gaps(problem: Problem, dec: Decomposition, budget: Budget, solved: dict[int, _ComponentAnswer],
+                copies: list[int], last: dict[int, float], representatives: list[int],
+                step: Callable[[str], None], until: float) -> bool:
+    """Until `until` (in budget time) or every component is proven, solve the component with
+    the largest open gap (times its copies) again from its answer, with twice the time it
+    last had. Returns whether any component was solved again."""
+    again_any = False
+    while True:
+        remaining = until - budget.spent()
+        open_gaps = [((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
+                     if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms)]
+        if remaining < 0.2 or not open_gaps:
+            return again_any
+        _, c = max(open_gaps)
+        share = min(remaining, max(0.5, 2 * last[c]))
+        last[c] = share
+        step(f"component {c + 1} again (gap {solved[c].objective_ms - solved[c].bound_ms:.4g} ms, "
+             f"limit {share:.1f} s)")
+        again = _solve_component(problem, dec, dec.components[c], share, budget, solved[c],
+                                 representatives=representatives)
+        again_any = True
+        if again.device_of_group:
+            again.bound_ms = max(again.bound_ms, solved[c].bound_ms)
+            if again.objective_ms > solved[c].objective_ms:
+                again.device_of_group, again.local_start_ms = solved[c].device_of_group, solved[c].local_start_ms
+                again.objective_ms = solved[c].objective_ms
+            again.optimal = again.optimal or again.objective_ms - again.bound_ms <= 1e-9 * max(1.0, again.objective_ms)
+            solved[c] = again
+        else:
+            solved[c].bound_ms = max(solved[c].bound_ms, again.bound_ms)
 
 
 def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,
