@@ -486,7 +486,8 @@ def test_torch_import_matches_flop_counter_and_parameters(torch_mod, model_file)
     resident += sum(b.numel() * b.element_size() for n, b in model.named_buffers() if "running" in n)
     assert result.totals.memory_bytes == resident
     assert "flatten" not in ops  # a view, folded
-    assert edge_map(result)[("max_pool2d", "linear")] == 2 * 128 * 4
+    assert edge_map(result)[("max_pool2d", "fc/linear")] == 2 * 128 * 4
+    assert {"conv/conv2d", "bn/batch_norm", "fc/linear"} <= set(ops)  # module paths kept
 
 
 def test_torch_lstm_attention_and_training(torch_mod):
@@ -504,13 +505,16 @@ def test_torch_lstm_attention_and_training(torch_mod):
     args = (torch_mod.randn(5, 2, 3), torch_mod.randn(1, 2, 4, 8))
     result = import_torch((Block(), args))
     ops = by_id(result)
-    assert ops["lstm"]["flops"] == 2600
+    assert ops["lstm/lstm"]["flops"] == 2600
     assert ops["scaled_dot_product_attention"]["flops"] == attention_flops(2, 4, 4, 8, 8)
     assert "getitem" not in " ".join(ops)  # unused LSTM state outputs are dropped
     training = import_torch((Block(), args), training=True, optimizer="momentum")
     t_ops = by_id(training)
-    assert t_ops["lstm.bwd"]["flops"] == 2 * 2600 and t_ops["lstm.update"]["flops"] == 4 * (48 + 64 + 32)
-    assert t_ops["lstm.update"]["memory_bytes"] == 4 * (48 + 64 + 32)  # one momentum buffer
+    assert t_ops["lstm/lstm.bwd"]["flops"] == 2 * 2600 and t_ops["lstm/lstm.update"]["flops"] == 4 * (48 + 64 + 32)
+    assert t_ops["lstm/lstm.update"]["memory_bytes"] == 4 * (48 + 64 + 32)  # one momentum buffer
+    # fused attention's backward: 2.5x its forward (recomputed scores, five matmuls to two)
+    sdpa = t_ops["scaled_dot_product_attention"]["flops"]
+    assert t_ops["scaled_dot_product_attention.bwd"]["flops"] == 2.5 * sdpa
     assert "sum_1.update" not in t_ops
 
 

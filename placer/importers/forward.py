@@ -25,6 +25,8 @@ __all__ = [
     "unique_id",
     "topological_ids",
     "is_shape_arithmetic",
+    "backward_factor",
+    "ATTENTION_BACKWARD_FACTOR",
 ]
 
 Optimizer = Literal["sgd", "momentum", "adam"]
@@ -49,6 +51,25 @@ SHAPE_ARITHMETIC_MAX_BYTES = 64
 def is_shape_arithmetic(tensor_bytes: list[int | None]) -> bool:
     """True when every tensor an op reads or writes is known and at most 64 bytes."""
     return bool(tensor_bytes) and all(b is not None and b <= SHAPE_ARITHMETIC_MAX_BYTES for b in tensor_bytes)
+
+
+# Backward FLOPs of fused attention over its forward FLOPs: the backward recomputes the score
+# matrix and runs five matmuls to the forward's two (FlashAttention-2, Dao 2023, Section 3.1),
+# and measured kernels take about 2.5x the forward's time. Other ops: 2x with parameters (input
+# and weight gradients), 1x without.
+ATTENTION_BACKWARD_FACTOR = 2.5
+ATTENTION_KINDS = frozenset({
+    "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+    "Attention", "MultiHeadAttention",
+})
+
+
+def backward_factor(kind: str, has_parameters: bool) -> float:
+    """Backward FLOPs as a multiple of the forward op's FLOPs (see ATTENTION_BACKWARD_FACTOR)."""
+    if kind in ATTENTION_KINDS:
+        return ATTENTION_BACKWARD_FACTOR
+    return 2.0 if has_parameters else 1.0
 
 
 @dataclass
@@ -172,8 +193,8 @@ def to_document(
 
     Training step, per forward op X (group X):
       X          memory = weights + output bytes (the activation kept for the backward pass)
-      X.bwd      FLOPs = 2 x forward if X has parameters (input and weight gradients), else
-                 1 x; bytes accessed = 2 x forward; memory = the parameters' gradient
+      X.bwd      FLOPs = 2 x forward if X has parameters (input and weight gradients), 2.5 x
+                 for fused attention, else 1 x (backward_factor); bytes accessed = 2 x forward; memory = the parameters' gradient
       X.update   only if X has parameters: the optimizer's FLOPs and traffic per parameter,
                  memory = its state (momentum 1 x, Adam 2 x the parameters)
     Edges: every forward edge u -> v (b bytes) gets a gradient edge v.bwd -> u.bwd (b bytes);
@@ -195,7 +216,7 @@ def to_document(
         bwd_ops.append({
             "id": bwd,
             "kind": f"{op.kind}.bwd",
-            "flops": float(op.flops * (2 if op.param_bytes else 1)),
+            "flops": float(op.flops * backward_factor(op.kind, bool(op.param_bytes))),
             "bytes_accessed": float(2 * op.bytes_accessed),
             "memory_bytes": int(op.param_bytes),
             "group": op.id,

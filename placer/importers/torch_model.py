@@ -13,13 +13,8 @@ arguments, a dict of keyword arguments, a single tensor, or `(model, args, kwarg
 """
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import operator
-import sys
-import warnings
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 from placer.errors import InputError
@@ -32,11 +27,11 @@ from placer.importers.forward import (
     fold_views,
     is_shape_arithmetic,
     to_document,
-    unique_id,
 )
 from placer.importers.result import ImportResult, finish
+from placer.importers.torch_capture import TorchCapture, capture_torch, load_source, require_torch
 
-__all__ = ["import_torch", "load_source"]
+__all__ = ["forward_graph", "import_torch", "load_source"]
 
 _VIEW = {
     "view", "reshape", "_unsafe_view", "flatten", "unflatten", "squeeze", "unsqueeze", "transpose",
@@ -195,110 +190,26 @@ def _target_name(target: Any) -> str:
     return str(getattr(target, "__name__", target))
 
 
-def load_source(spec: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    """Call `module:callable` or `file.py:callable` and normalise what it returns."""
-    module_name, sep, attr = spec.rpartition(":")
-    if not sep or not module_name or not attr:
-        raise InputError(f"torch source {spec!r}: expected MODULE:CALLABLE or FILE.py:CALLABLE")
-    try:
-        if module_name.endswith(".py") or Path(module_name).is_file():
-            path = Path(module_name)
-            if not path.is_file():
-                raise InputError(f"torch source {spec!r}: no such file {path}")
-            unique = f"_placer_import_{abs(hash(str(path.resolve())))}"
-            module_spec = importlib.util.spec_from_file_location(unique, path)
-            if module_spec is None or module_spec.loader is None:
-                raise InputError(f"torch source {spec!r}: cannot load {path} as a module")
-            module = importlib.util.module_from_spec(module_spec)
-            sys.modules[unique] = module
-            module_spec.loader.exec_module(module)
-        else:
-            module = importlib.import_module(module_name)
-    except InputError:
-        raise
-    except Exception as exc:
-        raise InputError(
-            f"torch source {spec!r}: importing {module_name} failed: {type(exc).__name__}: {exc}"
-        ) from None
-    factory = getattr(module, attr, None)
-    if not callable(factory):
-        raise InputError(f"torch source {spec!r}: {module_name} has no callable {attr!r}")
-    try:
-        made = factory()
-    except Exception as exc:
-        raise InputError(f"torch source {spec!r}: {attr}() failed: {type(exc).__name__}: {exc}") from None
-    return _normalise(made, spec)
+def forward_graph(capture: TorchCapture, *, keep_views: bool = False) -> tuple[ForwardGraph, list[str]]:
+    """The forward graph of a capture (op ids from `capture.op_ids`) and notes on what was guessed."""
+    import torch
+    from torch.utils.flop_counter import flop_registry
 
-
-def _normalise(made: Any, what: str) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
-    if not isinstance(made, (tuple, list)) or len(made) not in (2, 3):
-        raise InputError(f"torch source {what!r}: expected (model, example_inputs) or (model, args, kwargs)")
-    model = made[0]
-    if len(made) == 3:
-        return model, tuple(made[1]), dict(made[2])
-    inputs = made[1]
-    if isinstance(inputs, dict):
-        return model, (), dict(inputs)
-    if isinstance(inputs, (tuple, list)):
-        return model, tuple(inputs), {}
-    return model, (inputs,), {}
-
-
-def import_torch(
-    source: str | tuple[Any, ...],
-    *,
-    name: str | None = None,
-    training: bool = False,
-    optimizer: Optimizer = "adam",
-    keep_views: bool = False,
-) -> ImportResult:
-    """Import a PyTorch model as placer.graph/v1.
-
-    `source` is a `module:callable` / `file.py:callable` spec or a `(model, example_inputs)`
-    tuple. `training` emits a training step (see placer.importers.forward.to_document);
-    `keep_views` keeps zero-cost view ops (view, getitem, transpose, ...) instead of folding them.
-    The model is exported in whatever mode (train/eval) the caller left it in.
-    """
-    try:
-        import torch
-        from torch.utils.flop_counter import flop_registry
-    except ImportError:
-        raise InputError("the PyTorch importer needs torch: pip install 'placer[torch]'") from None
-    if isinstance(source, str):
-        model, args, kwargs = load_source(source)
-        default_name = source.rpartition(":")[2]
-    else:
-        model, args, kwargs = _normalise(source, "(model, inputs)")
-        default_name = type(model).__name__
-    if not isinstance(model, torch.nn.Module):
-        raise InputError(f"torch source: expected a torch.nn.Module, got {type(model).__name__}")
-    try:
-        with warnings.catch_warnings():  # export's advice to model authors is noise here
-            warnings.simplefilter("ignore")
-            exported = torch.export.export(model, args, kwargs=kwargs, strict=False)
-    except Exception as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        raise InputError(f"torch.export could not capture the model: {type(exc).__name__}: {first}") from None
-
-    signature = exported.graph_signature
-    trainable = set(signature.inputs_to_parameters)
-    weight_inputs = trainable | set(signature.inputs_to_buffers)
-    weight_inputs |= set(getattr(signature, "inputs_to_lifted_tensor_constants", {}) or {})
+    weight_names = capture.weights
+    trainable = capture.trainable
     fg = ForwardGraph()
-    taken: set[str] = set()
     op_of: dict[str, str] = {}  # fx node name -> op id
-    weights: dict[str, Any] = {}  # fx placeholder name -> value
-    owner: set[str] = set()
+    values: dict[str, Any] = {}  # weight placeholder name -> value
     unknown: Counter[str] = Counter()
     failed: Counter[str] = Counter()
 
     def value_of(arg: Any) -> Any:
         return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else arg
 
-    for node in exported.graph.nodes:
+    for node in capture.graph.nodes:
         if node.op == "placeholder":
-            if node.name in weight_inputs:
-                weights[node.name] = node.meta.get("val")
+            if node.name in weight_names:
+                values[node.name] = node.meta.get("val")
             continue
         if node.op != "call_function":
             continue
@@ -311,7 +222,8 @@ def import_torch(
         inert_dropout = name_ in _DROPOUT and len(args) > 2 and not args[2]
         sizes = [_nbytes(a.meta.get("val")) for a in node.all_input_nodes] + [_nbytes(out)]
         tiny = not keep_views and is_shape_arithmetic(sizes)
-        view = name_ in _VIEW or inert_dropout or tiny or not _is_tensor_like(out)
+        update = node.name in capture.buffer_updates
+        view = name_ in _VIEW or inert_dropout or tiny or update or not _is_tensor_like(out)
         try:
             flops = 0.0 if view else _flops(name_, args, kwargs_, out, registry)
         except Exception:
@@ -320,19 +232,20 @@ def import_torch(
         if flops is None:
             unknown[name_] += 1
             flops = 0.0
-        op = ForwardOp(id=unique_id(node.name, taken), kind=name_, flops=float(flops), view=view)
+        op = ForwardOp(id=capture.op_ids[node.name], kind=name_, flops=float(flops), view=view)
         for arg in node.all_input_nodes:
             nbytes = _nbytes(arg.meta.get("val"))
             if not view:
                 op.bytes_accessed += nbytes
             if arg.name in op_of:
                 fg.add_edge(op_of[arg.name], op.id, nbytes)
-            elif arg.name in weights and arg.name not in owner:
-                owner.add(arg.name)
+        for weight, owner in capture.owners.items():
+            if owner == node.name:
+                nbytes = _nbytes(values.get(weight))
                 op.weight_bytes += nbytes
-                if arg.name in trainable:
+                if weight in trainable:
                     op.param_bytes += nbytes
-                    op.param_elements += numel(_shape(weights[arg.name]))
+                    op.param_elements += numel(_shape(values[weight]))
         if not view:
             op.output_bytes = _nbytes(out)
             op.bytes_accessed += op.output_bytes
@@ -350,5 +263,28 @@ def import_torch(
     if failed:
         listed = ", ".join(f"{k} x{v}" for k, v in sorted(failed.items()))
         notes.append(f"ops whose FLOP formula did not fit their arguments, costed by bytes only: {listed}")
-    return finish(to_document(fg, name or default_name, training=training, optimizer=optimizer), notes)
+    return fg, notes
 
+
+def import_torch(
+    source: str | tuple[Any, ...] | TorchCapture,
+    *,
+    name: str | None = None,
+    training: bool = False,
+    optimizer: Optimizer = "adam",
+    keep_views: bool = False,
+) -> ImportResult:
+    """Import a PyTorch model as placer.graph/v1.
+
+    `source` is a `module:callable` / `file.py:callable` spec, a `(model, example_inputs)`
+    tuple or a capture from `capture_torch`. Op ids are `module.path/aten_name` (see
+    placer.importers.torch_capture). `training` emits a training step (see
+    placer.importers.forward.to_document); `keep_views` keeps zero-cost view ops (view,
+    getitem, transpose, ...) instead of folding them. The model is exported in whatever mode
+    (train/eval) the caller left it in.
+    """
+    require_torch()
+    capture = source if isinstance(source, TorchCapture) else capture_torch(source, name)
+    fg, notes = forward_graph(capture, keep_views=keep_views)
+    document = to_document(fg, name or capture.name, training=training, optimizer=optimizer)
+    return finish(document, notes)
