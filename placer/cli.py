@@ -38,7 +38,8 @@ def exit_code(exc: BaseException) -> int:
     return next((EXIT_CODES[c] for c in type(exc).__mro__ if c in EXIT_CODES), EXIT_FAILURE)
 
 # Sub-command modules in placer.commands, in the order `placer --help` lists them.
-COMMANDS = ("solve", "simulate", "validate", "demo", "presets", "crossover", "import_", "zoo", "serve", "bench")
+COMMANDS = ("solve", "simulate", "validate", "demo", "presets", "crossover", "import_", "export", "measure", "zoo",
+            "serve", "bench")
 
 
 def build_parser() -> argparse.ArgumentParser:

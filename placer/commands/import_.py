@@ -64,6 +64,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     )
     _add_common(torch, "MODULE:CALLABLE or FILE.py:CALLABLE returning (model, example_inputs)")
     _add_analytic(torch)
+    torch.add_argument("--profile", action="store_true",
+                       help="measure every op on a real device and write its time_ms (profiled mode) "
+                            "beside the analytic flops and bytes")
+    torch.add_argument("--device", default="cpu", help="device to profile on: cpu, cuda:0, ... (default cpu)")
+    torch.add_argument("--repeat", type=int, default=5,
+                       help="timed runs per op after 2 warm-up runs; the median is kept (default 5)")
+    torch.add_argument("--hardware", metavar="HW",
+                       help="with --profile: compare with the analytic time on this hardware's first "
+                            "device (a placer.hardware/v1 file or a preset name)")
 
     pipedream = kinds.add_parser("pipedream", help="a PipeDream profiler graph.txt (profiled times)",
                                  description="Import a PipeDream profile as a training step: forward and "
@@ -128,8 +137,38 @@ def _write(result: ImportResult, output: str) -> None:
         raise InputError(f"cannot write {output}: {exc.strerror}") from None
 
 
+def _profiled(args: argparse.Namespace) -> ImportResult:
+    """Import a PyTorch model and profile its ops; prints the profiled/analytic ratio per kind."""
+    from placer.importers.result import finish
+    from placer.importers.torch_capture import capture_torch
+    from placer.importers.torch_model import import_torch
+    from placer.importers.torch_profile import profile_torch
+    from placer.resolve import resolve_hardware
+
+    reference = resolve_hardware(args.hardware).devices[0] if args.hardware else None
+    capture = capture_torch(args.source, args.name)
+    options = {k: v for k, v in _options(args).items() if k != "name"}
+    imported = import_torch(capture, name=args.name, **options)
+    document = dict(imported.document)
+    rows = profile_torch(capture, document, device=args.device, repeat=args.repeat,
+                         optimizer=args.optimizer, reference=reference)
+    where = f" vs analytic on {reference.id} ({args.hardware})" if reference else ""
+    print(f"profiled on {args.device} (median of {args.repeat}){where}:", file=sys.stderr)
+    for row in rows:
+        ratio = f"  ratio {row.ratio:8.3g}" if row.ratio is not None else ""
+        analytic = f"  analytic {row.analytic_ms:10.4g} ms" if row.analytic_ms is not None else ""
+        print(f"  {row.kind:<28} {row.ops:4d} ops  profiled {row.profiled_ms:10.4g} ms{analytic}{ratio}",
+              file=sys.stderr)
+    return finish(document, imported.warnings)
+
+
 def run(args: argparse.Namespace) -> int:
-    result = import_graph(args.kind, args.source, **_options(args))
+    if getattr(args, "profile", False):
+        result = _profiled(args)
+    else:
+        if args.kind == "torch" and (args.hardware or args.device != "cpu" or args.repeat != 5):
+            raise InputError("--device, --repeat and --hardware apply only with --profile")
+        result = import_graph(args.kind, args.source, **_options(args))
     for warning in result.warnings:
         print(f"placer: warning: {warning}", file=sys.stderr)
     _write(result, args.output)
