@@ -200,9 +200,11 @@ def place_graph(capture: TorchCapture, plan: ExportPlan) -> PlacedGraph:
                 device = devices.weight(node.name)
                 weights[target] = (node.name, device)
                 env[node.name] = graph.get_attr(target)
-            else:
+            elif node.name in capture.inputs:
                 device = devices.of(node) if node.users else plan.devices[0]
                 env[node.name] = graph.placeholder(node.name)
+            else:
+                continue  # an unused twin of a tied weight
             where[node.name] = device
         elif node.op == "call_function":
             if node.name in split_of:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import re
 import sys
 import warnings
 from dataclasses import dataclass
@@ -42,7 +43,8 @@ class TorchCapture:
     placeholder (parameter, buffer, lifted constant) to the node name of the op that holds it;
     `weights` maps those placeholders to their fully qualified names in the model
     (`layers.0.linear1.weight`) and `trainable` lists the parameters among them;
-    `buffer_updates` are the nodes folded into their buffer's owner (they cost nothing).
+    `buffer_updates` are the nodes folded into their buffer's owner (they cost nothing);
+    `inputs` are the placeholders of the user's inputs, in call order (args, then kwargs).
     """
 
     model: Any
@@ -55,6 +57,7 @@ class TorchCapture:
     weights: dict[str, str]
     trainable: frozenset[str]
     buffer_updates: frozenset[str]
+    inputs: tuple[str, ...] = ()
 
     @property
     def graph(self) -> Any:
@@ -121,8 +124,12 @@ def module_path(node: Any) -> str:
 
 
 def _op_id(node: Any, taken: set[str]) -> str:
+    """`path/name` with the graph-wide counter dropped from the name (`fc2/linear`, not
+    `fc2/linear_1`); a second op of that kind in the same module gets `_2`, `_3`, ..."""
     path = module_path(node)
-    return unique_id(f"{path}/{node.name}" if path else node.name, taken)
+    if not path:
+        return unique_id(node.name, taken)
+    return unique_id(f"{path}/{re.sub(r'_[0-9]+$', '', node.name)}", taken)
 
 
 def capture_torch(source: str | tuple[Any, ...], name: str | None = None) -> TorchCapture:
@@ -148,6 +155,11 @@ def capture_torch(source: str | tuple[Any, ...], name: str | None = None) -> Tor
     weights: dict[str, str] = dict(signature.inputs_to_parameters)
     weights.update(signature.inputs_to_buffers)
     weights.update(getattr(signature, "inputs_to_lifted_tensor_constants", {}) or {})
+    # a tied weight has one placeholder (with one of its names) and unused twins: keep the used
+    # ones, under the name the model's own named_parameters() gives that tensor
+    used = {n.name for n in exported.graph.nodes if n.op == "placeholder" and n.users}
+    canonical = _canonical_names(model)
+    weights = {p: canonical.get(fqn, fqn) for p, fqn in weights.items() if p in used}
     taken: set[str] = set()
     op_ids: dict[str, str] = {}
     calls = [n for n in exported.graph.nodes if n.op == "call_function"]
@@ -172,8 +184,19 @@ def capture_torch(source: str | tuple[Any, ...], name: str | None = None) -> Tor
     return TorchCapture(
         model=model, args=args, kwargs=kwargs, exported=exported, name=name or default_name,
         op_ids=op_ids, owners=owners, weights=weights,
-        trainable=frozenset(signature.inputs_to_parameters), buffer_updates=updates,
+        trainable=frozenset(p for p in signature.inputs_to_parameters if p in weights), buffer_updates=updates,
+        inputs=tuple(signature.user_inputs),
     )
+
+
+def _canonical_names(model: Any) -> dict[str, str]:
+    """Every name of a parameter or buffer -> the first name the model lists it under."""
+    first: dict[int, str] = {}
+    names: dict[str, str] = {}
+    tensors = list(model.named_parameters(remove_duplicate=False)) + list(model.named_buffers(remove_duplicate=False))
+    for name, tensor in tensors:
+        names[name] = first.setdefault(id(tensor), name)
+    return names
 
 
 def _is_buffer_update(node: Any, weights: dict[str, str]) -> bool:

@@ -83,8 +83,7 @@ def _node_values(capture: TorchCapture, device: str) -> dict[str, Any]:
 
     inputs = [a.to(device) if isinstance(a, torch.Tensor) else a for a in capture.args]
     kwargs = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in capture.kwargs.items()}
-    names = [n.name for n in capture.graph.nodes if n.op == "placeholder" and n.name not in capture.weights]
-    flat = inputs + [kwargs[k] for k in names[len(inputs):]]
+    flat = inputs + [kwargs[k] for k in capture.inputs[len(inputs):]]
     with torch.no_grad():
         Recorder(module).run(*flat)
     for node in module.graph.nodes:  # weights by their capture placeholder name
