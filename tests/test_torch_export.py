@@ -10,6 +10,7 @@ import importlib.util
 import json
 import sys
 import warnings
+from pathlib import Path
 
 import pytest
 
@@ -94,6 +95,9 @@ def models_file(tmp_path_factory):
     path = tmp_path_factory.mktemp("models") / "models.py"
     path.write_text(MODELS)
     return path
+
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "torch" / "branchy_cnn.py"
 
 
 def _fresh(models_file, builder):
@@ -268,15 +272,15 @@ def test_profile_times_every_op(models_file):
     assert all(row.analytic_ms is not None for row in rows)
 
 
-def test_end_to_end_through_the_command_line(tmp_path, models_file, capsys):
-    """import -> solve -> export -> build_placed(), profile and measure, as the README shows."""
-    source = f"{models_file}:cnn"
+def test_end_to_end_through_the_command_line(tmp_path, capsys):
+    """import -> solve -> export -> build_placed(), profile and measure on the README's example."""
+    source = f"{EXAMPLE}:build"
     graph, result, placed = tmp_path / "g.json", tmp_path / "r.json", tmp_path / "placed.py"
     assert main(["import", "torch", source, "--training", "-o", str(graph)]) == 0
     assert main(["solve", str(graph), "--hardware", "dgx1_v100_quad", "--deterministic", "--time-limit", "5",
                  "-o", str(result), "-q"]) == 0
     assert main(["export", "torch", source, str(result), "-o", str(placed)]) == 0
-    _assert_same_as_original(_load(placed).build_placed(), models_file, "cnn")
+    _assert_same_as_original(_load(placed).build_placed(), EXAMPLE, "build")
     measured = tmp_path / "m.json"
     assert main(["measure", source, str(result), "--steps", "2", "--warmup", "1", "-o", str(measured)]) == 0
     report = json.loads(measured.read_text())
