@@ -19,11 +19,11 @@ from placer.errors import InputError
 
 torch = pytest.importorskip("torch")
 
-from placer.export.plan import read_plan  # noqa: E402
-from placer.export.torch_file import write_placed_file  # noqa: E402
-from placer.export.torch_module import PlanExportError, placed_module  # noqa: E402
-from placer.importers.torch_capture import capture_torch  # noqa: E402
-from placer.importers.torch_model import import_torch  # noqa: E402
+from placer.export.plan import read_plan
+from placer.export.torch_file import write_placed_file
+from placer.export.torch_module import PlanExportError, placed_module
+from placer.importers.torch_capture import capture_torch
+from placer.importers.torch_model import import_torch
 
 MODELS = '''
 import torch
@@ -304,3 +304,27 @@ def test_export_without_torch_names_the_extra(tmp_path, models_file, monkeypatch
         warnings.simplefilter("ignore")
         code = main(["export", "torch", f"{models_file}:mlp", str(plan), "-o", str(tmp_path / "p.py")])
     assert code == 2 and "pip install 'placer[torch]'" in capsys.readouterr().err
+
+
+def test_placer_and_its_commands_load_without_torch():
+    import subprocess
+
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "import placer, placer.cli, placer.export.plan, placer.commands.export, placer.commands.measure\n"
+            "placer.cli.main(['export', '--help'])  # argparse exits 0 after printing\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and "build_placed" in run.stdout, run.stderr
+
+
+def test_profiling_on_a_missing_device_is_a_clear_error(models_file):
+    from placer.importers.torch_profile import profile_torch
+
+    capture = capture_torch(f"{models_file}:mlp")
+    document = import_torch(capture).document
+    if not torch.cuda.is_available():
+        with pytest.raises(InputError, match=r"--device 'cuda:0': CUDA is not available"):
+            profile_torch(capture, document, device="cuda:0")
+    with pytest.raises(InputError, match=r"--device 'tpu9': not a torch device"):
+        profile_torch(capture, document, device="tpu9")
+    with pytest.raises(InputError, match=r"--repeat: expected at least 1 run"):
+        profile_torch(capture, document, repeat=0)

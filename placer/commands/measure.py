@@ -10,7 +10,7 @@ from placer.commands._common import write_json
 from placer.errors import InputError
 from placer.schema import load_json
 
-__all__ = ["add_parser", "run", "parse_devices"]
+__all__ = ["add_parser", "parse_devices", "run"]
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

@@ -12,12 +12,12 @@ one after another, so the measurement is the serial time of the step, not the pl
 from __future__ import annotations
 
 import statistics
-import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from placer.errors import InputError
 from placer.export.plan import ExportPlan, device_map
+from placer.export.timing import synchroniser, timed_runs_ms
 from placer.export.torch_module import placed_module
 from placer.importers.forward import Optimizer
 from placer.importers.torch_capture import TorchCapture, require_torch
@@ -96,12 +96,6 @@ def measure_plan(
     kwargs = {k: v.to(first) if isinstance(v, torch.Tensor) else v for k, v in capture.kwargs.items()}
     updates = training and any(op.endswith(".update") for op in plan.placement)
     opt = _optimizer(torch, [p for p in module.parameters() if p.requires_grad], optimizer) if updates else None
-    cuda = sorted({d for d in mapping.values() if d.startswith("cuda")})
-
-    def sync() -> None:
-        for device in cuda:
-            torch.cuda.synchronize(device)
-
     def step() -> None:
         if not training:
             with torch.no_grad():
@@ -117,15 +111,7 @@ def measure_plan(
             opt.step()
             opt.zero_grad(set_to_none=True)
 
-    for _ in range(warmup):
-        step()
-    runs = []
-    for _ in range(steps):
-        sync()
-        start = time.perf_counter()
-        step()
-        sync()
-        runs.append((time.perf_counter() - start) * 1e3)
+    runs = timed_runs_ms(step, runs=steps, warmup=warmup, sync=synchroniser(torch, list(mapping.values())))
     serial = len(set(mapping.values())) < len(mapping)
     return Measurement(
         steps=steps, training=training, devices=mapping, measured_ms=float(statistics.median(runs)),

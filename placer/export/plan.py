@@ -15,7 +15,7 @@ from placer.errors import InputError
 from placer.replay import parse_placement_document
 from placer.schema import RESULT_FORMAT
 
-__all__ = ["Split", "ExportPlan", "read_plan", "device_map"]
+__all__ = ["ExportPlan", "Split", "device_map", "read_plan"]
 
 
 @dataclass(frozen=True)

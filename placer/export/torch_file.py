@@ -169,7 +169,7 @@ def render_placed_file(capture: TorchCapture, plan: ExportPlan, source: str, res
     code = placed.graph.python_code(root_module="self")
     forward = "\n".join("    " + line if line.strip() else "" for line in code.src.strip("\n").splitlines())
     trainable = {capture.weights[p] for p in capture.trainable}
-    lifted = set((getattr(capture.exported, "constants", {}) or {}))
+    lifted = set(getattr(capture.exported, "constants", {}) or {})
     weights = {
         target: (device, "parameter" if target in trainable else "constant" if target in lifted else "buffer")
         for target, (_, device) in placed.weights.items()

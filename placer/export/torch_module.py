@@ -30,7 +30,7 @@ from placer.errors import InputError
 from placer.export.plan import ExportPlan, Split
 from placer.importers.torch_capture import TorchCapture
 
-__all__ = ["PlanExportError", "PlacedGraph", "place_graph", "placed_module", "SAMPLE_KINDS", "CHANNEL_KINDS", "DEVICE_ATTR"]
+__all__ = ["CHANNEL_KINDS", "DEVICE_ATTR", "SAMPLE_KINDS", "PlacedGraph", "PlanExportError", "place_graph", "placed_module"]
 
 DEVICE_ATTR = "placer_device_{index}"  # module attribute holding the torch.device of plan device `index`
 
@@ -159,7 +159,7 @@ def _check_ops(capture: TorchCapture, plan: ExportPlan) -> None:
 def place_graph(capture: TorchCapture, plan: ExportPlan) -> PlacedGraph:
     """The captured graph with devices, copies and split tasks per the plan."""
     import torch
-    import torch.fx as fx
+    from torch import fx
 
     _check_ops(capture, plan)
     devices = _Devices(capture, plan)
@@ -227,7 +227,7 @@ def place_graph(capture: TorchCapture, plan: ExportPlan) -> PlacedGraph:
 
 def _outputs(capture: TorchCapture, node: Any, env: dict[str, Any]) -> Any:
     """The user outputs in the model's own structure (tuple, list, dict or a single tensor)."""
-    import torch.fx as fx
+    from torch import fx
     from torch.export.graph_signature import OutputKind
 
     specs = capture.exported.graph_signature.output_specs
@@ -261,7 +261,7 @@ def _split_node(graph: Any, node: Any, split: Split, capture: TorchCapture, wher
                 on: Callable[[Any, str | None], Any], device_node: Callable[[str], Any]) -> Any:
     """Run `node` as `split.degree` tasks and concatenate their outputs on the first device."""
     import torch
-    import torch.fx as fx
+    from torch import fx
 
     kind, op = _kind(node), capture.op_ids[node.name]
     out = node.meta.get("val")
@@ -316,7 +316,7 @@ def _arg(node: Any, position: int, name: str, default: Any) -> Any:
 
 def _sample_inputs(node: Any, capture: TorchCapture, out: Any) -> dict[int, int]:
     """Positions of the batch-major activation inputs (cut along dim 0) of a sample split."""
-    import torch.fx as fx
+    from torch import fx
 
     cut = {}
     batch, rank = out.shape[0], len(out.shape)

@@ -16,17 +16,17 @@ import networkx as nx
 from placer.schema import GRAPH_FORMAT
 
 __all__ = [
-    "ForwardOp",
-    "ForwardGraph",
-    "OPTIMIZERS",
-    "Optimizer",
-    "fold_views",
-    "to_document",
-    "unique_id",
-    "topological_ids",
-    "is_shape_arithmetic",
-    "backward_factor",
     "ATTENTION_BACKWARD_FACTOR",
+    "OPTIMIZERS",
+    "ForwardGraph",
+    "ForwardOp",
+    "Optimizer",
+    "backward_factor",
+    "fold_views",
+    "is_shape_arithmetic",
+    "to_document",
+    "topological_ids",
+    "unique_id",
 ]
 
 Optimizer = Literal["sgd", "momentum", "adam"]

@@ -13,7 +13,6 @@ a reference device, per op kind.
 from __future__ import annotations
 
 import statistics
-import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,12 +20,13 @@ from typing import Any
 
 from placer.errors import InputError
 from placer.export.plan import ExportPlan
+from placer.export.timing import synchroniser, timed_runs_ms
 from placer.export.torch_module import placed_module
 from placer.importers.forward import Optimizer
 from placer.importers.torch_capture import TorchCapture, require_torch
 from placer.schema import DeviceSpec, OpSpec
 
-__all__ = ["KindProfile", "profile_torch", "WARMUP_RUNS"]
+__all__ = ["WARMUP_RUNS", "KindProfile", "profile_torch"]
 
 WARMUP_RUNS = 2
 
@@ -49,19 +49,10 @@ class KindProfile:
 
 
 def _timer(torch: Any, device: Any, repeat: int) -> Callable[[Callable[[], Any]], float]:
-    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    sync = synchroniser(torch, [str(device)])
 
     def median_ms(fn: Callable[[], Any]) -> float:
-        for _ in range(WARMUP_RUNS):
-            fn()
-        runs = []
-        for _ in range(repeat):
-            sync()
-            start = time.perf_counter()
-            fn()
-            sync()
-            runs.append((time.perf_counter() - start) * 1e3)
-        return float(statistics.median(runs))
+        return float(statistics.median(timed_runs_ms(fn, runs=repeat, warmup=WARMUP_RUNS, sync=sync)))
 
     return median_ms
 
@@ -132,7 +123,7 @@ def profile_torch(
             op["time_ms"] = _time_backward(torch, node, args, kwargs, median_ms)
         else:
             args, kwargs = _arguments(torch, node, values, capture)
-            op["time_ms"] = median_ms(lambda: node.target(*args, **kwargs))
+            op["time_ms"] = median_ms(lambda f=node.target, a=args, k=kwargs: f(*a, **k))
     return _by_kind(document, reference)
 
 
