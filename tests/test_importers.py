@@ -610,3 +610,40 @@ def test_import_graph_dispatch():
     assert import_graph("msr", MSR).totals.ops == 8
     with pytest.raises(InputError, match="unknown import kind 'caffe'"):
         import_graph("caffe", "x")
+
+
+def test_tied_weights_give_every_reader_a_weight_gradient(onnx_mod, torch_mod):
+    """A weight shared by two MatMuls is held once, but both backward ops compute its gradient."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+
+    from placer.importers.onnx_model import import_onnx
+    from placer.importers.torch_model import import_torch
+
+    # 48 x 48 weights: too big for the importer to fold Transpose(w) into a constant of its own
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 48])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [4, 48])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["h"], name="first"),
+             helper.make_node("Transpose", ["w"], ["wt"], name="wt"),
+             helper.make_node("MatMul", ["h", "wt"], ["y"], name="second")]
+    w = numpy_helper.from_array(np.zeros((48, 48), np.float32), "w")
+    model = helper.make_model(helper.make_graph(nodes, "tied", [x], [y], initializer=[w]),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    ops = by_id(import_onnx(model, training=True))
+    matmul = 2 * 4 * 48 * 48
+    assert ops["first.bwd"]["flops"] == ops["second.bwd"]["flops"] == 2 * matmul  # was 1x for "second"
+    assert ops["first"]["memory_bytes"] == 48 * 48 * 4 + 4 * 48 * 4 and "second.update" not in ops
+
+    class Tied(torch_mod.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch_mod.nn.Embedding(10, 8)
+            self.out = torch_mod.nn.Linear(8, 10, bias=False)
+            self.out.weight = self.embed.weight
+
+        def forward(self, tokens):
+            return self.out(self.embed(tokens))
+
+    t_ops = by_id(import_torch((Tied(), (torch_mod.zeros(2, 3, dtype=torch_mod.long),)), training=True))
+    assert t_ops["out/linear.bwd"]["flops"] == 2 * t_ops["out/linear"]["flops"] == 2 * (2 * 6 * 8 * 10)
+    assert "out/linear.update" not in t_ops and "embed/embedding.update" in t_ops

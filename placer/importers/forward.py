@@ -78,7 +78,9 @@ class ForwardOp:
 
     `weight_bytes` is every constant the op holds (initializers, buffers, shape constants);
     `param_bytes` / `param_elements` are the trainable (floating-point parameter) part of it,
-    which gets gradients and an optimizer update in a training step.
+    which gets gradients and an optimizer update in a training step. `reads_parameters` is
+    true for every op that reads a trainable parameter, held or not: the second reader of a
+    tied weight computes a weight gradient too, though the weight is held (and updated) once.
     """
 
     id: str
@@ -90,6 +92,7 @@ class ForwardOp:
     param_elements: int = 0
     output_bytes: int = 0
     view: bool = False
+    reads_parameters: bool = False
 
 
 @dataclass
@@ -144,6 +147,9 @@ def fold_views(graph: ForwardGraph) -> ForwardGraph:
             heir.weight_bytes += op.weight_bytes
             heir.param_bytes += op.param_bytes
             heir.param_elements += op.param_elements
+        if op.reads_parameters:  # a transposed or reshaped weight: its readers read the parameter
+            for reader in outs:
+                by_id[reader].reads_parameters = True
         for p in pred[op.id]:
             into = edges.pop((p, op.id))
             succ[p].remove(op.id)
@@ -193,7 +199,8 @@ def to_document(
 
     Training step, per forward op X (group X):
       X          memory = weights + output bytes (the activation kept for the backward pass)
-      X.bwd      FLOPs = 2 x forward if X has parameters (input and weight gradients), 2.5 x
+      X.bwd      FLOPs = 2 x forward if X reads parameters (input and weight gradients; a tied
+                 weight's every reader, not only the op that holds it), 2.5 x
                  for fused attention, else 1 x (backward_factor); bytes accessed = 2 x forward; memory = the parameters' gradient
       X.update   only if X has parameters: the optimizer's FLOPs and traffic per parameter,
                  memory = its state (momentum 1 x, Adam 2 x the parameters)
@@ -216,7 +223,7 @@ def to_document(
         bwd_ops.append({
             "id": bwd,
             "kind": f"{op.kind}.bwd",
-            "flops": float(op.flops * backward_factor(op.kind, bool(op.param_bytes))),
+            "flops": float(op.flops * backward_factor(op.kind, bool(op.param_bytes) or op.reads_parameters)),
             "bytes_accessed": float(2 * op.bytes_accessed),
             "memory_bytes": int(op.param_bytes),
             "group": op.id,

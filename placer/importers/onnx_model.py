@@ -423,6 +423,7 @@ def import_onnx(
     taken: set[str] = set()
     producer: dict[str, str] = {}
     owner: set[str] = set()  # weights already charged to an op
+    parameter_like = {name for name, t in weights.items() if t.floating}  # parameters and their views
     unknown: Counter[str] = Counter()
     no_shape: Counter[str] = Counter()
     for index, node in enumerate(graph.node):
@@ -454,12 +455,17 @@ def import_onnx(
                 op.bytes_accessed += t.nbytes
             if tensor_name in producer:
                 fg.add_edge(producer[tensor_name], op_id, t.nbytes)
-            elif tensor_name in weights and tensor_name not in owner:
-                owner.add(tensor_name)
-                op.weight_bytes += t.nbytes
-                if t.floating:
-                    op.param_bytes += t.nbytes
-                    op.param_elements += numel(t.shape or ())
+            elif tensor_name in weights:
+                if tensor_name not in owner:  # a shared weight is held by its first reader
+                    owner.add(tensor_name)
+                    op.weight_bytes += t.nbytes
+                    if t.floating:
+                        op.param_bytes += t.nbytes
+                        op.param_elements += numel(t.shape or ())
+        # a parameter read directly or through ops on weights alone (Transpose of a tied weight)
+        op.reads_parameters = any(name in parameter_like for name in node.input if name)
+        if op.reads_parameters and all(name in weights or name in parameter_like for name in node.input if name):
+            parameter_like.update(name for name in node.output if name)
         for tensor_name, t in zip(node.output, outs):
             if tensor_name and t is not None:
                 producer[tensor_name] = op_id

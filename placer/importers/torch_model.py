@@ -202,6 +202,7 @@ def forward_graph(capture: TorchCapture, *, keep_views: bool = False) -> tuple[F
     values: dict[str, Any] = {}  # weight placeholder name -> value
     unknown: Counter[str] = Counter()
     failed: Counter[str] = Counter()
+    parameter_like = set(trainable)  # parameters and what ops on weights alone make of them
 
     def value_of(arg: Any) -> Any:
         return arg.meta.get("val") if isinstance(arg, torch.fx.Node) else arg
@@ -249,6 +250,11 @@ def forward_graph(capture: TorchCapture, *, keep_views: bool = False) -> tuple[F
         if not view:
             op.output_bytes = _nbytes(out)
             op.bytes_accessed += op.output_bytes
+        # a parameter read directly or through ops on weights alone (a transposed tied weight)
+        op.reads_parameters = any(a.name in parameter_like for a in node.all_input_nodes)
+        if op.reads_parameters and all(a.name in weight_names or a.name in parameter_like
+                                       for a in node.all_input_nodes):
+            parameter_like.add(node.name)
         op_of[node.name] = op.id
         fg.ops.append(op)
 
