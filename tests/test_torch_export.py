@@ -72,6 +72,24 @@ class TiedLM(nn.Module):
         return {"logits": self.lm_head(self.encoder(self.embed(tokens)))}
 
 
+class Constants(nn.Module):
+    """A plain tensor attribute, a non-persistent buffer, a keyword input and a tuple output."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(32, 32)
+        self.scale = torch.linspace(0.5, 2.0, 32)
+        self.register_buffer("shift", torch.ones(32), persistent=False)
+
+    def forward(self, x, y):
+        return self.fc(x) * self.scale + self.shift, (y * 2.0).sum()
+
+
+def consts():
+    torch.manual_seed(3)
+    return Constants(), (torch.randn(8, 32),), {"y": torch.randn(16)}
+
+
 def mlp():
     torch.manual_seed(0)
     return MLP().train(), (torch.randn(8, 12),)
@@ -87,7 +105,7 @@ def tied_lm():
     return TiedLM().train(), {"tokens": torch.randint(0, 50, (4, 6))}
 '''
 
-BUILDERS = ("mlp", "cnn", "tied_lm")
+BUILDERS = ("mlp", "cnn", "tied_lm", "consts")
 
 
 @pytest.fixture(scope="module")
@@ -108,7 +126,9 @@ def _fresh(models_file, builder):
 
 
 def _outputs(out):
-    return list(out.values()) if isinstance(out, dict) else [out]
+    if isinstance(out, dict):
+        return list(out.values())
+    return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
 def _run(model, args, kwargs):

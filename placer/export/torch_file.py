@@ -58,6 +58,13 @@ def _device_map(devices):
     return {{d: torch.device(devices[d]) for d in PLAN_DEVICES}}
 
 
+def _attribute(model, target):
+    value = model
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
 def _load_model():
     module_name, _, attr = SOURCE.rpartition(":")
     if module_name.endswith(".py") or Path(module_name).is_file():
@@ -93,6 +100,8 @@ class PlacedModule(torch.nn.Module):
         state.update(model.named_buffers(remove_duplicate=False))
         state.update(CONSTANTS)
         for target, (plan_device, kind) in WEIGHTS.items():
+            if target not in state:  # a tensor attribute of the model (a constant of its forward)
+                state[target] = _attribute(model, target)
             value = state[target].detach().to(devices[plan_device], copy=True)
             if kind == "parameter":
                 value = torch.nn.Parameter(value, requires_grad=state[target].requires_grad)
@@ -163,21 +172,27 @@ def _constant(value: Any) -> str:
     return f"torch.tensor({text}, dtype={value.dtype})"
 
 
+def _attribute(model: Any, target: str) -> Any:
+    """The tensor at dotted attribute path `target` of the model, or None."""
+    value = model
+    for part in target.split("."):
+        value = getattr(value, part, None)
+    return value if hasattr(value, "shape") else None
+
+
 def render_placed_file(capture: TorchCapture, plan: ExportPlan, source: str, result: str) -> str:
     """The text of the placed model's file (see _TEMPLATE)."""
     placed = place_graph(capture, plan)
     code = placed.graph.python_code(root_module="self")
     forward = "\n".join("    " + line if line.strip() else "" for line in code.src.strip("\n").splitlines())
     trainable = {capture.weights[p] for p in capture.trainable}
-    lifted = set(getattr(capture.exported, "constants", {}) or {})
-    weights = {
-        target: (device, "parameter" if target in trainable else "constant" if target in lifted else "buffer")
-        for target, (_, device) in placed.weights.items()
-    }
-    constants = ", ".join(
-        f"{target!r}: {_constant(capture.exported.constants[target])}" for target in sorted(lifted)
-        if target in weights
-    )
+    buffers = set(capture.exported.graph_signature.inputs_to_buffers.values())
+    weights = {target: (device, "parameter" if target in trainable else "buffer" if target in buffers
+                        else "constant")
+               for target, (_, device) in placed.weights.items()}
+    # tensor attributes of the model are read from it; tensors made in forward are written here
+    inline = sorted(t for t, (_, kind) in weights.items() if kind == "constant" and _attribute(capture.model, t) is None)
+    constants = ", ".join(f"{t!r}: {_constant(capture.exported.constants[t])}" for t in inline)
     module_name, _, attr = source.rpartition(":")
     source_spec = f"{Path(module_name).resolve()}:{attr}" if module_name.endswith(".py") or \
         Path(module_name).is_file() else source

@@ -348,9 +348,9 @@ def placed_module(capture: TorchCapture, plan: ExportPlan, devices: dict[str, st
     mapping = device_map(plan.devices, devices)
     placed = place_graph(capture, plan)
     source = capture.model if model is None else model
-    state = dict(source.named_parameters(remove_duplicate=False))
+    state = dict(getattr(capture.exported, "constants", {}) or {})  # tensors made in forward
+    state.update(source.named_parameters(remove_duplicate=False))
     state.update(source.named_buffers(remove_duplicate=False))
-    state.update(getattr(capture.exported, "constants", {}) or {})
     root: dict[str, Any] = {}
     for target, (_, device) in placed.weights.items():
         if target not in state:
