@@ -332,7 +332,7 @@ def test_placer_and_its_commands_load_without_torch():
     code = ("import sys; sys.modules['torch'] = None\n"
             "import placer, placer.cli, placer.export.plan, placer.commands.export, placer.commands.measure\n"
             "placer.cli.main(['export', '--help'])  # argparse exits 0 after printing\n")
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert run.returncode == 0 and "build_placed" in run.stdout, run.stderr
 
 
