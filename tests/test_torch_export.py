@@ -208,9 +208,14 @@ def test_parameters_live_on_the_device_of_their_owner(models_file):
 
 
 SPLITS = [
-    ("mlp", {"fc1/linear": ("sample", 2), "fc2/linear": ("channel", 2), "fc3/linear": ("sample", 4)}),
-    ("cnn", {"stem/conv2d": ("sample", 2), "right/conv2d": ("channel", 2), "head/linear": ("channel", 5)}),
+    ("mlp", {"fc1/linear": ("sample", 2), "fc2/linear": ("channel", 2), "relu_1": ("channel", 4),
+             "fc3/linear": ("input_channel", 4)}),
+    ("cnn", {"stem/conv2d": ("sample", 2), "bn/batch_norm": ("channel", 4), "relu": ("sample", 4),
+             "right/conv2d": ("channel", 2), "max_pool2d": ("channel", 2), "head/linear": ("channel", 5)}),
     ("tied_lm", {"embed/embedding": ("sample", 2), "encoder.layers.0.linear1/linear": ("channel", 4),
+                 "encoder.layers.0.linear2/linear": ("input_channel", 2),
+                 "encoder.layers.0.self_attn/scaled_dot_product_attention": ("heads", 2),
+                 "encoder.layers.1.self_attn/scaled_dot_product_attention": ("sample", 4),
                  "encoder.layers.1.norm1/layer_norm": ("sample", 4), "lm_head/linear": ("sample", 2)}),
 ]
 
@@ -235,14 +240,14 @@ def test_unexportable_splits_are_clear_errors(models_file):
         return read_plan({"placement": placement, "splits": {op: {"dim": dim, "degree": degree,
                                                                   "devices": [f"gpu{k}" for k in range(degree)]}}})
 
-    with pytest.raises(PlanExportError, match=r"splits.bn/batch_norm: a sample split of batch_norm"):
+    with pytest.raises(PlanExportError, match=r"splits.bn/batch_norm: a sample split of batch_norm in training"):
         placed_module(capture, plan("bn/batch_norm", "sample", 2))  # batch statistics in training
     with pytest.raises(PlanExportError, match=r"degree 3 does not divide its sample size 4"):
         placed_module(capture, plan("stem/conv2d", "sample", 3))
     with pytest.raises(PlanExportError, match=r"dim 'height' is not exported"):
         placed_module(capture, plan("stem/conv2d", "height", 2))
-    with pytest.raises(PlanExportError, match=r"a channel split of relu is not exported"):
-        placed_module(capture, plan("relu", "channel", 2))
+    with pytest.raises(PlanExportError, match=r"an? input_channel split of conv2d is not exported"):
+        placed_module(capture, plan("stem/conv2d", "input_channel", 2))
 
 
 def test_plans_and_device_maps_that_do_not_fit(tmp_path, models_file):

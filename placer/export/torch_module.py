@@ -10,9 +10,8 @@ op ids name the nodes it runs. The placed graph:
   the importer charges its memory) and copies it to any other device that reads it;
 - inserts `tensor.to(device)` wherever a tensor crosses devices: the plan's transfers (one copy
   per tensor and destination device, shared by every consumer there);
-- runs a split op as its tasks (`split_node`): `sample` cuts every batch-major input into
-  `degree` equal chunks, `channel` cuts the weight's output rows (linear, conv); each task runs
-  on its device and the outputs are concatenated on the first task's device.
+- runs a split op as its tasks (placer.export.torch_split: sample, channel, input_channel and
+  heads); each task runs on its device and the outputs are combined on the first task's device.
 
 Training: the module is the forward pass; autograd runs the backward of each op on the device
 of that op's tensors, which is where the plan puts its `.bwd` twin (the importer colocates
@@ -22,32 +21,17 @@ gradients therefore accumulate on the owner's device, where the plan's `.update`
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from placer.errors import InputError
-from placer.export.plan import ExportPlan, Split
+from placer.export.plan import ExportPlan
+from placer.export.torch_split import SplitNotExported, emit_split, split_rule
 from placer.importers.torch_capture import TorchCapture
 
-__all__ = ["CHANNEL_KINDS", "DEVICE_ATTR", "SAMPLE_KINDS", "PlacedGraph", "PlanExportError", "place_graph", "placed_module"]
+__all__ = ["DEVICE_ATTR", "PlacedGraph", "PlanExportError", "place_graph", "placed_module"]
 
 DEVICE_ATTR = "placer_device_{index}"  # module attribute holding the torch.device of plan device `index`
-
-# Ops whose output rows depend only on the same rows of their batch-major inputs: a `sample`
-# split computes exactly the unsplit result. Batch norm only with running statistics (eval).
-SAMPLE_KINDS = frozenset({
-    "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
-    "matmul", "bmm", "layer_norm", "group_norm", "rms_norm", "instance_norm", "batch_norm",
-    "scaled_dot_product_attention", "embedding", "max_pool1d", "max_pool2d", "max_pool3d",
-    "avg_pool1d", "avg_pool2d", "avg_pool3d", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
-    "adaptive_max_pool2d", "relu", "gelu", "silu", "sigmoid", "tanh", "add", "sub", "mul", "div",
-    "softmax", "log_softmax", "dropout", "hardtanh", "leaky_relu", "elu", "mish", "hardswish",
-    "contiguous", "clone", "cat", "flatten", "reshape", "view",
-})
-# Ops cut along their output channel: weight rows (dim 0 of weight and bias) -> output dim.
-CHANNEL_KINDS = {"linear": -1, "conv1d": 1, "conv2d": 1, "conv3d": 1}
-
 
 class PlanExportError(InputError):
     """The plan cannot be applied to this model: unknown ops, or a split the exporter cannot run."""
@@ -208,9 +192,13 @@ def place_graph(capture: TorchCapture, plan: ExportPlan) -> PlacedGraph:
             where[node.name] = device
         elif node.op == "call_function":
             if node.name in split_of:
-                env[node.name] = _split_node(graph, node, split_of[node.name], capture, where, on,
-                                             device_node)
-                where[node.name] = split_of[node.name].devices[0]
+                split = split_of[node.name]
+                try:
+                    rule = split_rule(node, split, capture)
+                    env[node.name] = emit_split(graph, node, split, rule, where, on, device_node)
+                except SplitNotExported as exc:
+                    raise PlanExportError(f"splits.{capture.op_ids[node.name]}: {exc}") from None
+                where[node.name] = split.devices[0]
                 continue
             device = devices.of(node)
             args, kwargs = args_on(node, device)
@@ -255,82 +243,6 @@ def _unflatten(spec: Any, leaves: Any) -> Any:
     if spec.type is dict or (isinstance(spec.type, type) and issubclass(spec.type, dict)):
         return dict(zip(spec.context, children))
     return tuple(children)
-
-
-def _split_node(graph: Any, node: Any, split: Split, capture: TorchCapture, where: dict[str, str],
-                on: Callable[[Any, str | None], Any], device_node: Callable[[str], Any]) -> Any:
-    """Run `node` as `split.degree` tasks and concatenate their outputs on the first device."""
-    import torch
-    from torch import fx
-
-    kind, op = _kind(node), capture.op_ids[node.name]
-    out = node.meta.get("val")
-    if not hasattr(out, "shape"):
-        raise PlanExportError(f"splits.{op}: its {kind} output is not one tensor; it cannot be split")
-    d = split.degree
-    if split.dim == "sample":
-        if kind not in SAMPLE_KINDS or (kind == "batch_norm" and node.args[5]) or \
-                (kind in ("softmax", "log_softmax") and node.args[1] in (0, -len(out.shape))):
-            raise PlanExportError(f"splits.{op}: a sample split of {kind} is not exported "
-                                  f"(sample-splittable kinds: {', '.join(sorted(SAMPLE_KINDS))})")
-        cut, out_dim = _sample_inputs(node, capture, out), 0
-        size = out.shape[0]
-    elif split.dim == "channel":
-        if kind not in CHANNEL_KINDS or (kind != "linear" and _arg(node, 6, "groups", 1) != 1):
-            raise PlanExportError(f"splits.{op}: a channel split of {kind} is not exported "
-                                  f"(channel-splittable kinds: {', '.join(sorted(CHANNEL_KINDS))}, groups 1)")
-        cut = {i: 0 for i in (1, 2) if i < len(node.args) and isinstance(node.args[i], fx.Node)}
-        out_dim = CHANNEL_KINDS[kind]
-        size = node.args[1].meta["val"].shape[0]
-    else:
-        raise PlanExportError(f"splits.{op}: dim {split.dim!r} is not exported (exported: sample, channel)")
-    if size % d:
-        raise PlanExportError(f"splits.{op}: degree {d} does not divide its {split.dim} size {size}")
-    pieces: dict[int, list[Any]] = {}
-    for i, dim in cut.items():
-        arg = node.args[i]
-        parts = graph.call_function(torch.ops.aten.split.Tensor, (on(arg, None), size // d, dim))
-        pieces[i] = [graph.call_function(operator.getitem, (parts, k)) for k in range(d)]
-    outputs = []
-    for k, device in enumerate(split.devices):
-        args = []
-        for i, arg in enumerate(node.args):
-            if i in pieces:
-                piece = pieces[i][k]
-                args.append(piece if device == where[arg.name] else
-                            graph.call_method("to", (piece, device_node(device))))
-            else:
-                args.append(fx.node.map_arg(arg, lambda a, dev=device: on(a, dev)))
-        kwargs = fx.node.map_arg(node.kwargs, lambda a, dev=device: on(a, dev))
-        task = graph.call_function(node.target, tuple(args), kwargs)
-        outputs.append(task if device == split.devices[0] else
-                       graph.call_method("to", (task, device_node(split.devices[0]))))
-    return graph.call_function(torch.ops.aten.cat.default, (outputs, out_dim))
-
-
-def _arg(node: Any, position: int, name: str, default: Any) -> Any:
-    if len(node.args) > position:
-        return node.args[position]
-    return node.kwargs.get(name, default)
-
-
-def _sample_inputs(node: Any, capture: TorchCapture, out: Any) -> dict[int, int]:
-    """Positions of the batch-major activation inputs (cut along dim 0) of a sample split."""
-    from torch import fx
-
-    cut = {}
-    batch, rank = out.shape[0], len(out.shape)
-    for i, arg in enumerate(node.args):
-        if not isinstance(arg, fx.Node) or arg.name in capture.weights or not _is_tensor(arg):
-            continue
-        shape = arg.meta["val"].shape
-        indices = _kind(node) == "embedding" and i == 1  # indices: one rank fewer than the output
-        if shape and shape[0] == batch and (len(shape) == rank or indices):
-            cut[i] = 0
-    if not cut:
-        raise PlanExportError(f"splits.{capture.op_ids[node.name]}: no input has the output's batch "
-                              "dimension; a sample split needs one")
-    return cut
 
 
 def placed_module(capture: TorchCapture, plan: ExportPlan, devices: dict[str, str] | None = None,
