@@ -225,6 +225,7 @@ def test_split_plans_match_the_original(tmp_path, models_file, builder, cuts):
     capture, ids = _training_ids(models_file, builder)
     devices = ("gpu0", "gpu1", "gpu2", "gpu3", "gpu4")
     splits = {op: {"dim": dim, "degree": d, "devices": list(devices[-d:])} for op, (dim, d) in cuts.items()}
+    splits.update({f"{op}.bwd": spec for op, spec in splits.items()})  # as `solve --split` writes them
     plan = read_plan({"placement": _spread(ids, ("gpu0", "gpu1")), "splits": splits})
     path = write_placed_file(capture, plan, f"{models_file}:{builder}", "plan.json", tmp_path / "placed.py")
     placed = _load(path).build_placed()
