@@ -7,6 +7,7 @@ forward is the placed graph's code (placer.export.torch_module), written out by 
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from pathlib import Path
 
 import torch
 {extra_imports}
-SOURCE = {source_spec!r}
+SOURCE = {source_spec!r}  # a file path is relative to this file's folder
 PLAN_DEVICES = {devices!r}
 # parameter or buffer -> (plan device of the op that owns it, "parameter" | "buffer" | "constant")
 WEIGHTS = {weights!r}
@@ -67,8 +68,9 @@ def _attribute(model, target):
 
 def _load_model():
     module_name, _, attr = SOURCE.rpartition(":")
-    if module_name.endswith(".py") or Path(module_name).is_file():
-        spec = importlib.util.spec_from_file_location(f"_placed_source_{{abs(hash(module_name))}}", module_name)
+    path = Path(__file__).resolve().parent / module_name
+    if module_name.endswith(".py") or path.is_file():
+        spec = importlib.util.spec_from_file_location(f"_placed_source_{{abs(hash(str(path)))}}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
@@ -180,8 +182,9 @@ def _attribute(model: Any, target: str) -> Any:
     return value if hasattr(value, "shape") else None
 
 
-def render_placed_file(capture: TorchCapture, plan: ExportPlan, source: str, result: str) -> str:
-    """The text of the placed model's file (see _TEMPLATE)."""
+def render_placed_file(capture: TorchCapture, plan: ExportPlan, source: str, result: str,
+                       folder: str | Path = ".") -> str:
+    """The text of the placed model's file (see _TEMPLATE), to be written in `folder`."""
     placed = place_graph(capture, plan)
     code = placed.graph.python_code(root_module="self")
     forward = "\n".join("    " + line if line.strip() else "" for line in code.src.strip("\n").splitlines())
@@ -194,8 +197,9 @@ def render_placed_file(capture: TorchCapture, plan: ExportPlan, source: str, res
     inline = sorted(t for t, (_, kind) in weights.items() if kind == "constant" and _attribute(capture.model, t) is None)
     constants = ", ".join(f"{t!r}: {_constant(capture.exported.constants[t])}" for t in inline)
     module_name, _, attr = source.rpartition(":")
-    source_spec = f"{Path(module_name).resolve()}:{attr}" if module_name.endswith(".py") or \
-        Path(module_name).is_file() else source
+    is_file = module_name.endswith(".py") or Path(module_name).is_file()
+    relative = os.path.relpath(Path(module_name).resolve(), Path(folder).resolve()) if is_file else None
+    source_spec = f"{relative}:{attr}" if relative else source
     splits = sorted(plan.splits)
     splits_line = (f"Split ops run as their tasks: {', '.join(splits[:8])}{' ...' if len(splits) > 8 else ''}.\n"
                    if splits else "")
@@ -212,7 +216,7 @@ def write_placed_file(capture: TorchCapture, plan: ExportPlan, source: str, resu
                       output: str | Path) -> Path:
     """Render the placed file and write it to `output`."""
     path = Path(output)
-    text = render_placed_file(capture, plan, source, result)
+    text = render_placed_file(capture, plan, source, result, path.parent)
     compile(text, str(path), "exec")  # a bug here must not reach the user's disk as a broken file
     try:
         path.write_text(text)

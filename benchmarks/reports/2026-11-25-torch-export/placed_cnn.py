@@ -12,7 +12,7 @@ from pathlib import Path
 
 import torch
 
-SOURCE = '/work/wt/torch-export/examples/torch/branchy_cnn.py:build'
+SOURCE = '../../../examples/torch/branchy_cnn.py:build'  # a file path is relative to this file's folder
 PLAN_DEVICES = ['gpu2', 'gpu0', 'gpu3', 'gpu1']
 # parameter or buffer -> (plan device of the op that owns it, "parameter" | "buffer" | "constant")
 WEIGHTS = {'stem.weight': ('gpu2', 'parameter'), 'stem.bias': ('gpu2', 'parameter'), 'blocks.0.one.weight': ('gpu0', 'parameter'), 'blocks.0.one.bias': ('gpu0', 'parameter'), 'blocks.0.three.weight': ('gpu3', 'parameter'), 'blocks.0.three.bias': ('gpu3', 'parameter'), 'blocks.0.five.weight': ('gpu1', 'parameter'), 'blocks.0.five.bias': ('gpu1', 'parameter'), 'blocks.0.mix.weight': ('gpu1', 'parameter'), 'blocks.0.mix.bias': ('gpu1', 'parameter'), 'blocks.0.bn.weight': ('gpu1', 'parameter'), 'blocks.0.bn.bias': ('gpu1', 'parameter'), 'blocks.1.one.weight': ('gpu0', 'parameter'), 'blocks.1.one.bias': ('gpu0', 'parameter'), 'blocks.1.three.weight': ('gpu3', 'parameter'), 'blocks.1.three.bias': ('gpu3', 'parameter'), 'blocks.1.five.weight': ('gpu1', 'parameter'), 'blocks.1.five.bias': ('gpu1', 'parameter'), 'blocks.1.mix.weight': ('gpu1', 'parameter'), 'blocks.1.mix.bias': ('gpu1', 'parameter'), 'blocks.1.bn.weight': ('gpu1', 'parameter'), 'blocks.1.bn.bias': ('gpu1', 'parameter'), 'head.weight': ('gpu1', 'parameter'), 'head.bias': ('gpu1', 'parameter'), 'blocks.0.bn.running_mean': ('gpu1', 'buffer'), 'blocks.0.bn.running_var': ('gpu1', 'buffer'), 'blocks.0.bn.num_batches_tracked': ('gpu1', 'buffer'), 'blocks.1.bn.running_mean': ('gpu1', 'buffer'), 'blocks.1.bn.running_var': ('gpu1', 'buffer'), 'blocks.1.bn.num_batches_tracked': ('gpu1', 'buffer')}
@@ -47,8 +47,9 @@ def _attribute(model, target):
 
 def _load_model():
     module_name, _, attr = SOURCE.rpartition(":")
-    if module_name.endswith(".py") or Path(module_name).is_file():
-        spec = importlib.util.spec_from_file_location(f"_placed_source_{abs(hash(module_name))}", module_name)
+    path = Path(__file__).resolve().parent / module_name
+    if module_name.endswith(".py") or path.is_file():
+        spec = importlib.util.spec_from_file_location(f"_placed_source_{abs(hash(str(path)))}", path)
         module = importlib.util.module_from_spec(spec)
         sys.modules[spec.name] = module
         spec.loader.exec_module(module)
