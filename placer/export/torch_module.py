@@ -20,7 +20,6 @@ gradients therefore accumulate on the owner's device, where the plan's `.update`
 """
 from __future__ import annotations
 
-import operator
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +31,7 @@ from placer.importers.torch_capture import TorchCapture
 __all__ = ["DEVICE_ATTR", "PlacedGraph", "PlanExportError", "place_graph", "placed_module"]
 
 DEVICE_ATTR = "placer_device_{index}"  # module attribute holding the torch.device of plan device `index`
+
 
 class PlanExportError(InputError):
     """The plan cannot be applied to this model: unknown ops, or a split the exporter cannot run."""
@@ -50,13 +50,6 @@ class PlacedGraph:
     graph: Any
     weights: dict[str, tuple[str, str]]
     devices: tuple[str, ...]
-
-
-def _kind(node: Any) -> str:
-    if node.target is operator.getitem:
-        return "getitem"
-    packet = getattr(node.target, "overloadpacket", None)
-    return str(getattr(packet, "__name__", node.target)).split(".")[-1]
 
 
 def _is_tensor(node: Any) -> bool:

@@ -455,13 +455,12 @@ def import_onnx(
                 op.bytes_accessed += t.nbytes
             if tensor_name in producer:
                 fg.add_edge(producer[tensor_name], op_id, t.nbytes)
-            elif tensor_name in weights:
-                if tensor_name not in owner:  # a shared weight is held by its first reader
-                    owner.add(tensor_name)
-                    op.weight_bytes += t.nbytes
-                    if t.floating:
-                        op.param_bytes += t.nbytes
-                        op.param_elements += numel(t.shape or ())
+            elif tensor_name in weights and tensor_name not in owner:  # held by its first reader
+                owner.add(tensor_name)
+                op.weight_bytes += t.nbytes
+                if t.floating:
+                    op.param_bytes += t.nbytes
+                    op.param_elements += numel(t.shape or ())
         # a parameter read directly or through ops on weights alone (Transpose of a tied weight)
         op.reads_parameters = any(name in parameter_like for name in node.input if name)
         if op.reads_parameters and all(name in weights or name in parameter_like for name in node.input if name):
