@@ -180,6 +180,8 @@ def place_graph(capture: TorchCapture, plan: ExportPlan) -> PlacedGraph:
             elif node.name in capture.inputs:
                 device = devices.of(node) if node.users else plan.devices[0]
                 env[node.name] = graph.placeholder(node.name)
+                if _is_tensor(node):  # wherever the caller's tensor is, to its first consumer's device
+                    env[node.name] = graph.call_method("to", (env[node.name], device_node(device)))
             else:
                 continue  # an unused twin of a tied weight
             where[node.name] = device
