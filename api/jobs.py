@@ -15,9 +15,12 @@ the job's latest record is held in memory (`_unsaved`, served by `get`) and the 
 writes it again with a growing pause until the store takes it; meanwhile new jobs are refused
 with 503 `store_unavailable` and `problems()` (so /healthz) names the cause.
 
-Threads: one per pool slot (it owns one WorkerProcess and runs one job at a time) and one
-keeper (store checks and retries, abandoned jobs, expired results, slot supervision). The
-asyncio side waits on `Job.future`.
+Threads: one per pool slot (it owns one worker and runs one job at a time) and one keeper
+(store checks and retries, abandoned jobs, expired results, slot supervision, a fresh look at
+the cluster). The asyncio side waits on `Job.future`. Where a slot's worker runs its solves is
+the executor's business (api.executor: local worker processes, or Ray tasks on a cluster); a
+solve whose cluster node died comes back as Outcome "lost" and is run again, counted in the
+job's `interruptions`.
 """
 from __future__ import annotations
 
@@ -41,7 +44,8 @@ from api.errors import (
 )
 from api.logs import request_id_var
 from api.metrics import ServiceMetrics
-from api.pool import Outcome, WorkerProcess, WorkerStartError, become_subreaper
+from api.executor import ClusterStatus, SolveWorker, make_executor
+from api.pool import Outcome, WorkerStartError, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore
 from placer.schema import ResultSpec
@@ -132,14 +136,16 @@ class JobManager:
         self._started = False
         self._slots: dict[int, threading.Thread] = {}
         self._keeper_thread: threading.Thread | None = None
-        self._workers: dict[int, WorkerProcess] = {}
+        self._workers: dict[int, SolveWorker] = {}
         self._keeper_stop = threading.Event()
+        self.executor = make_executor(settings, self.running)
 
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
         """Open the store, re-queue what a previous process left, start the pool."""
         become_subreaper()
+        self.executor.open()
         self.store.open()
         self.store.purge(time.time() - self.settings.result_ttl_s)
         recovered = self.store.recover(self.settings.max_requeues)
@@ -183,6 +189,7 @@ class JobManager:
                 t.join(timeout=max(0.1, end - time.monotonic()))
         self._last_flush()
         self.store.close()
+        self.executor.close()
 
     def _last_flush(self) -> None:
         """Write what the store still lacks; if it cannot, say loudly which jobs it will show stale
@@ -303,6 +310,10 @@ class JobManager:
         with self._cond:
             return sum(1 for w in self._workers.values() if w.alive())
 
+    def cluster(self) -> ClusterStatus:
+        """Where solves run, as the keeper last saw it (/healthz, /metrics)."""
+        return self.executor.cluster()
+
     def worker_pids(self) -> list[int]:
         with self._cond:
             return [w.pid for w in self._workers.values() if w.pid is not None]
@@ -319,6 +330,9 @@ class JobManager:
         file_problem = self.store.file_problem()
         if file_problem is not None and file_problem not in (self._store_error or ""):
             found.append(file_problem)
+        cluster_problem = self.executor.cluster().problem
+        if cluster_problem is not None:
+            found.append(cluster_problem)
         found += [f"solve slot {i} stopped (restarted within {self.settings.store_check_period_s:g} s)"
                   for i in dead]
         return found
@@ -415,6 +429,7 @@ class JobManager:
             try:
                 self._supervise_slots()
                 self._abandon_unpolled()
+                self.executor.refresh()
                 healthy = self._check_store()
                 if healthy and time.monotonic() >= next_purge:
                     next_purge = time.monotonic() + purge_period_s
@@ -480,8 +495,8 @@ class JobManager:
                 return job
             return None
 
-    def _spawn(self, index: int) -> WorkerProcess | None:
-        worker = WorkerProcess(self.settings.solve_target)
+    def _spawn(self, index: int) -> SolveWorker | None:
+        worker = self.executor.new_worker(self.settings.solve_target)
         try:
             worker.start(self.settings.worker_start_timeout_s)
         except WorkerStartError:
@@ -497,7 +512,7 @@ class JobManager:
         """Feed one worker, one job at a time, until the service stops. Never dies of an error:
         it is logged, the job it hit is failed, and the slot carries on after a pause that grows
         with repeated errors (a slot that died would halve capacity for good)."""
-        worker: WorkerProcess | None = None
+        worker: SolveWorker | None = None
         errors = 0
         while not self._stopping:
             job: Job | None = None
@@ -532,7 +547,7 @@ class JobManager:
             log.exception("could not fail a job after a slot error", extra={"job": job.record.id})
             self._resolve_error(job, RuntimeError("internal error while running the job"))
 
-    def _run(self, index: int, job: Job, worker: WorkerProcess | None) -> WorkerProcess | None:
+    def _run(self, index: int, job: Job, worker: SolveWorker | None) -> SolveWorker | None:
         """Run one job on the slot's worker; returns the worker to keep (None: start a new one)."""
         try:
             if worker is None or not worker.alive():
@@ -544,7 +559,8 @@ class JobManager:
             self._mark_running(job)
             worker.log_context = {"request_id": job.request_id, "job": job.record.id}
             outcome = worker.run(job.record.request, job.deadline_s,
-                                 lambda ev, job=job: self._on_progress(job, ev), job.cancel)
+                                 lambda ev, job=job: self._on_progress(job, ev), job.cancel,
+                                 on_start=lambda where, job=job: self._on_start(job, where))
             if outcome.kind not in ("done", "error"):
                 worker = None  # killed or dead: a fresh one is started
             self._conclude(job, outcome)
@@ -561,6 +577,12 @@ class JobManager:
             job.record.state = "running"
             job.record.started_at = time.time()
         self._save(job, state="running", started_at=job.record.started_at)
+
+    def _on_start(self, job: Job, where: dict[str, Any]) -> None:
+        """The solve runs now: say where (the job document's `worker`)."""
+        with self._cond:
+            job.record.worker = dict(where)
+        self._save(job, worker=job.record.worker)
 
     def _on_progress(self, job: Job, event: dict[str, Any]) -> None:
         progress = {k: event.get(k) for k in ("elapsed_s", "phase", "incumbent_ms", "bound_ms", "message")}
@@ -591,6 +613,8 @@ class JobManager:
             self._finish(job, "failed", outcome.elapsed_s, error=error)
         elif outcome.kind == "cancelled" and job.cancel_reason == "shutdown":
             self._interrupt(job)
+        elif outcome.kind == "lost":
+            self._run_again(job, outcome)
         elif kind == "placement":
             self._conclude_stopped_placement(job, outcome)
         elif outcome.kind == "cancelled":
@@ -646,6 +670,30 @@ class JobManager:
                 update={"note": f"{why}; this is the best validated placement found until then"})
         update = {"solve_time_s": outcome.elapsed_s, "stopped_by": stopped_by}
         return result.model_copy(update=update).model_dump(mode="json")
+
+    def _run_again(self, job: Job, outcome: Outcome) -> None:
+        """The machine running the job went away (a cluster node died): queue it again at the
+        front, counted in `interruptions`; past PLACER_MAX_REQUEUES it is failed."""
+        with self._cond:
+            rec = job.record
+            again = rec.interruptions < self.settings.max_requeues and not self._stopping
+            if again:
+                rec.interruptions += 1
+                rec.state, rec.started_at, rec.progress, rec.worker = "queued", None, None, None
+                job.incumbent, job.bound_ms = None, None
+        log.warning("a solve's node was lost", extra={"job": rec.id, "request_id": job.request_id,
+                                                      "detail": outcome.detail, "run_again": again})
+        if not again:
+            detail = (f"{outcome.detail}; the job was interrupted {rec.interruptions + 1} time(s), the most "
+                      f"PLACER_MAX_REQUEUES ({self.settings.max_requeues}) allows"
+                      if not self._stopping else f"{outcome.detail} while the service was stopping")
+            self._finish(job, "failed", outcome.elapsed_s, error={"code": "interrupted", "detail": detail})
+            return
+        self._save(job, state="queued", started_at=None, progress=None, worker=None,
+                   interruptions=rec.interruptions)
+        with self._cond:
+            (self._job_queue if job.persistent else self._sync_queue).appendleft(job)
+            self._cond.notify()
 
     def _interrupt(self, job: Job) -> None:
         """Shutdown during a job: a persistent one is marked interrupted (re-queued at the next

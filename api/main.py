@@ -36,7 +36,7 @@ the sentence naming the field and the op, edge or device."""
 def create_app(settings: Settings | None = None) -> FastAPI:
     settings = settings or Settings()
     manager = JobManager(settings)
-    metrics = ServiceMetrics(queue_depth=manager.queue_depth, running=manager.running)
+    metrics = ServiceMetrics(queue_depth=manager.queue_depth, running=manager.running, cluster=manager.cluster)
     manager.metrics = metrics
 
     @asynccontextmanager
@@ -49,6 +49,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         if not await run_in_threadpool(manager.wait_ready, settings.worker_start_timeout_s):
             log.error("not every solve worker started; serving anyway (see /healthz)")
         log.info("placer service ready", extra={"workers": settings.workers, "db_path": str(settings.db_path),
+                                                "executor": settings.executor,
                                                 "solvers": app.state.solvers})
         try:
             yield

@@ -9,7 +9,7 @@ import math
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 __all__ = ["CONTENT_TYPE", "Counter", "Gauge", "Histogram", "Registry", "ServiceMetrics"]
 
@@ -136,7 +136,8 @@ _SOLVE_BUCKETS_S = (0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.
 class ServiceMetrics:
     """Everything /metrics shows. Gauges read the job manager through callbacks set by the app."""
 
-    def __init__(self, queue_depth: Callable[[], float], running: Callable[[], float]) -> None:
+    def __init__(self, queue_depth: Callable[[], float], running: Callable[[], float],
+                 cluster: Callable[[], Any] | None = None) -> None:
         self.registry = Registry()
         add = self.registry.add
         self.requests = add(Counter("placer_http_requests_total", "HTTP requests answered",
@@ -154,6 +155,12 @@ class ServiceMetrics:
         self.rejected = add(Counter("placer_queue_rejections_total", "solves refused with 503: queue full"))
         add(Gauge("placer_queue_depth", "solves waiting for a worker", queue_depth))
         add(Gauge("placer_solves_running", "solves running in workers", running))
+        if cluster is not None:  # an api.executor.ClusterStatus, as the job manager's keeper last saw it
+            add(Gauge("placer_cluster_nodes", "live nodes solves run on (1: this machine)", lambda: cluster().nodes))
+            add(Gauge("placer_cluster_cpus", "CPUs of those nodes", lambda: cluster().cpus))
+            add(Gauge("placer_cluster_cpus_free", "CPUs no task holds (Ray)", lambda: cluster().cpus_free))
+            add(Gauge("placer_cluster_tasks_running", "solve tasks of this service running on the cluster",
+                      lambda: cluster().tasks_running))
 
     def render(self) -> str:
         return self.registry.render()

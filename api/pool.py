@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import queue
+import socket
 import subprocess
 import sys
 import threading
@@ -37,10 +38,11 @@ class Outcome:
 
     kind: "done" (result), "error" (the target raised: error holds type/code/detail/input),
     "deadline" (killed at time limit + grace), "cancelled" (killed on request),
-    "crashed" (the worker died by itself: exit code in `detail`).
+    "crashed" (the worker died by itself: exit code in `detail`), "lost" (the machine running
+    the solve went away: a cluster node died; the job is run again, api.ray_executor).
     """
 
-    kind: Literal["done", "error", "deadline", "cancelled", "crashed"]
+    kind: Literal["done", "error", "deadline", "cancelled", "crashed", "lost"]
     elapsed_s: float
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
@@ -93,6 +95,10 @@ class WorkerProcess:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc else None
+
+    def where(self) -> dict[str, Any]:
+        """Where this worker runs, as the job document's `worker` shows it."""
+        return {"executor": "local", "node_id": None, "host": socket.gethostname(), "pid": self.pid}
 
     def start(self, timeout_s: float) -> None:
         """Spawn the worker and wait for its "ready" line (imports done)."""
@@ -147,11 +153,15 @@ class WorkerProcess:
         deadline_s: float,
         on_progress: Callable[[dict[str, Any]], None],
         cancelled: threading.Event,
+        on_start: Callable[[dict[str, Any]], None] | None = None,
     ) -> Outcome:
-        """Run one solve; at `deadline_s` seconds, or once `cancelled` is set, kill the worker."""
+        """Run one solve; at `deadline_s` seconds, or once `cancelled` is set, kill the worker.
+        `on_start(where)` is called once the solve runs."""
         if not self.alive():
             raise WorkerStartError("solve worker is not running")
         assert self._proc is not None and self._proc.stdin is not None
+        if on_start is not None:
+            on_start(self.where())
         started = time.monotonic()
         last: dict[str, Any] | None = None
         try:

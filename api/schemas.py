@@ -131,12 +131,24 @@ class JobError(BaseModel):
     input: bool | None = None
 
 
+class JobWorker(BaseModel):
+    """Where a job's solve runs."""
+
+    executor: Literal["local", "ray"] = Field(description="`local` worker process, or `ray` task")
+    node_id: str | None = Field(None, description="the Ray node's id (null for a local worker)")
+    host: str | None = Field(None, description="the node's address (Ray), or this machine's name (local)")
+    hostname: str | None = Field(None, description="the node's host name (Ray)")
+    pid: int | None = Field(None, description="the solve's worker process on that host")
+
+
 class JobView(BaseModel):
     """GET/DELETE /v1/jobs/{id}: a job's state, progress and, once finished, its result."""
 
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "id": "3f2a9c0d4b5e4f6a8b7c6d5e4f3a2b1c", "kind": "placement", "state": "running",
         "created_at": 1732260000.0, "started_at": 1732260000.1, "finished_at": None, "interruptions": 0,
+        "worker": {"executor": "ray", "node_id": "e9f617a1c0ffee", "host": "10.0.0.12", "hostname": "node-12",
+                   "pid": 5686},
         "request": {"solver": "cpsat", "time_limit_s": 60.0, "graph": "inception", "ops": 400, "edges": 520,
                     "hardware": "dgx1_v100", "devices": 8},
         "progress": {"elapsed_s": 12.5, "incumbent_ms": 41.2, "bound_ms": 38.9, "message": "cpsat incumbent"},
@@ -155,7 +167,9 @@ class JobView(BaseModel):
     created_at: float
     started_at: float | None = None
     finished_at: float | None = None
-    interruptions: int = Field(0, description="how often a restart of the service interrupted this job")
+    interruptions: int = Field(0, description="how often a restart of the service, or the loss of the cluster "
+                               "node running it, interrupted this job (it is then run again)")
+    worker: JobWorker | None = Field(None, description="where the job runs or ran (null while queued)")
     request: dict[str, Any] = Field(description="what was asked: solver, time limit, sizes")
     progress: JobProgress | None = None
     result: ResultSpec | None = Field(None, description="placer.result/v1 once finished (or the best "
@@ -259,10 +273,21 @@ class PresetSummary(BaseModel):
     links: int
 
 
+class ClusterView(BaseModel):
+    executor: Literal["local", "ray"]
+    address: str | None = Field(None, description="the Ray cluster's address (PLACER_RAY_ADDRESS), or this host")
+    nodes: int = Field(description="live nodes")
+    cpus: float = Field(description="CPUs of the live nodes")
+    cpus_free: float = Field(description="CPUs no task holds now (Ray); equal to cpus for local")
+    tasks_running: int = Field(description="solves of this service running now")
+
+
 class Health(BaseModel):
     model_config = ConfigDict(json_schema_extra={"examples": [{
         "status": "ok", "problems": [], "version": "0.1.0", "solvers": {"cpsat": True, "cbc": True, "highs": True},
         "workers": 2, "workers_alive": 2, "running": 0, "queue_depth": 0, "queue_size": 16,
+        "cluster": {"executor": "local", "address": "build-7", "nodes": 1, "cpus": 2.0, "cpus_free": 2.0,
+                    "tasks_running": 0},
     }]})
 
     status: Literal["ok", "degraded", "failing"] = Field(description="`ok`; `degraded` (200) while no solve "
@@ -276,6 +301,7 @@ class Health(BaseModel):
     running: int
     queue_depth: int
     queue_size: int
+    cluster: ClusterView = Field(description="where solves run: this machine (`local`) or a Ray cluster")
 
 
 class ErrorReply(BaseModel):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -16,7 +17,12 @@ class Settings(BaseSettings):
 
     host: str = Field("127.0.0.1", description="address `placer serve` binds")
     port: int = Field(8000, ge=0, le=65535, description="port `placer serve` binds (0: any free port)")
-    workers: int = Field(2, ge=1, le=64, description="solve worker processes: solves that run at once")
+    workers: int = Field(2, ge=1, le=1024, description="solves that run at once: worker processes here "
+                         "(executor local), or solve tasks on the cluster (executor ray)")
+    executor: Literal["local", "ray"] = Field("local", description="where solves run: `local` worker processes, "
+                                              "or `ray` tasks on the cluster at ray_address (needs placer[ray])")
+    ray_address: str = Field("auto", description="the Ray cluster solves run on with executor ray: `auto` (the "
+                             "cluster this machine is part of) or HOST:PORT of its head")
     queue_size: int = Field(16, ge=0, description="solves that may wait for a worker; beyond: 503")
     retry_after_s: int = Field(5, ge=1, description="Retry-After sent with a 503 when the queue is full")
 

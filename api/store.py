@@ -44,7 +44,8 @@ CREATE TABLE IF NOT EXISTS jobs (
     created_at REAL NOT NULL,
     started_at REAL,
     finished_at REAL,
-    interruptions INTEGER NOT NULL DEFAULT 0
+    interruptions INTEGER NOT NULL DEFAULT 0,
+    worker TEXT
 );
 CREATE INDEX IF NOT EXISTS jobs_state ON jobs(state, created_at);
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -53,9 +54,12 @@ CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 log = logging.getLogger("api.store")
 
 _COLUMNS = ("id", "kind", "state", "request", "summary", "progress", "result", "error", "created_at",
-            "started_at", "finished_at", "interruptions")
+            "started_at", "finished_at", "interruptions", "worker")
 
-_JSON_COLUMNS = ("request", "summary", "progress", "result", "error")
+_JSON_COLUMNS = ("request", "summary", "progress", "result", "error", "worker")
+
+# Columns added after the first release: ALTER TABLE brings a store file written before them up to date.
+_ADDED_COLUMNS = {"worker": "TEXT"}
 
 
 @dataclass
@@ -74,6 +78,7 @@ class JobRecord:
     started_at: float | None = None
     finished_at: float | None = None
     interruptions: int = 0
+    worker: dict[str, Any] | None = None  # where it ran: executor, node_id, host, pid
 
 
 def _row_to_record(row: sqlite3.Row | dict[str, Any]) -> JobRecord:
@@ -114,6 +119,10 @@ class JobStore:
         conn.execute("PRAGMA journal_mode=WAL")
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.executescript(_SCHEMA)
+        have = {row[1] for row in conn.execute("PRAGMA table_info(jobs)")}
+        for name, kind in _ADDED_COLUMNS.items():
+            if name not in have:
+                conn.execute(f"ALTER TABLE jobs ADD COLUMN {name} {kind}")
         st = os.stat(self.path)
         self._conn, self._identity = conn, (st.st_dev, st.st_ino)
 
@@ -240,7 +249,7 @@ class JobStore:
     def insert(self, rec: JobRecord) -> None:
         self._write(
             "INSERT INTO jobs (id, kind, state, request, summary, progress, result, error, created_at, "
-            "started_at, finished_at, interruptions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "started_at, finished_at, interruptions, worker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             _params(rec),
         )
 
@@ -248,7 +257,7 @@ class JobStore:
         """Write the whole record, whether the row exists or not (re-writing held jobs)."""
         self._write(
             "INSERT OR REPLACE INTO jobs (id, kind, state, request, summary, progress, result, error, "
-            "created_at, started_at, finished_at, interruptions) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            "created_at, started_at, finished_at, interruptions, worker) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             _params(rec),
         )
 
@@ -299,7 +308,7 @@ class JobStore:
                                       f"({max_requeues}) allows; not retried again"}), max_requeues),
                 )
                 db.execute(
-                    "UPDATE jobs SET state = 'queued', started_at = NULL, progress = NULL, "
+                    "UPDATE jobs SET state = 'queued', started_at = NULL, progress = NULL, worker = NULL, "
                     "interruptions = interruptions + 1 WHERE state IN ('running', 'interrupted')"
                 )
                 db.execute("COMMIT")
@@ -324,7 +333,7 @@ class JobStore:
 def _params(rec: JobRecord) -> tuple[Any, ...]:
     return (rec.id, rec.kind, rec.state, json.dumps(rec.request), json.dumps(rec.summary), _dumps(rec.progress),
             _dumps(rec.result), _dumps(rec.error), rec.created_at, rec.started_at, rec.finished_at,
-            rec.interruptions)
+            rec.interruptions, _dumps(rec.worker))
 
 
 def _fd_identity(fd: int) -> tuple[int, int]:

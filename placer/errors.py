@@ -9,7 +9,7 @@ tree to exit codes and `api.errors` to HTTP statuses, one table each.
     PlacerError
     ├── InputError (ValueError) ── InvalidGraphError, InvalidHardwareError, UnknownPresetError, ...
     ├── SolutionCheckError
-    ├── SolverError (RuntimeError) ── SolverUnavailableError
+    ├── SolverError (RuntimeError) ── SolverUnavailableError ── ExecutorUnavailableError
     ├── ServiceError ── the service's own (api.errors, api.pool, api.store)
     └── ServiceCallError ── ServiceInputError: a service's error answer, in `placer.client`
 """
@@ -31,6 +31,7 @@ __all__ = [
     "ServiceInputError",
     "SolverError",
     "SolverUnavailableError",
+    "ExecutorUnavailableError",
     "ServiceError",
     "error_classes",
 ]
@@ -135,6 +136,13 @@ class SolverUnavailableError(SolverError):
     """The solver back end is unknown, or its library or binary is not installed here."""
 
     code = "backend_unavailable"
+
+
+class ExecutorUnavailableError(SolverUnavailableError):
+    """Where solves were asked to run cannot be used: the `ray` extra is not installed, or
+    the Ray cluster cannot be reached."""
+
+    code = "executor_unavailable"
 
 
 class ServiceError(PlacerError):

@@ -1,12 +1,16 @@
 """Shared fixtures and options.
 
 `--runslow` runs the larger instances. With PLACER_REQUIRE_BACKENDS=cbc,cpsat,highs (set
-by .ci/run) a missing back end fails the session instead of skipping silently. Hypothesis
+by .ci/run) a missing back end fails the session instead of skipping silently, and with
+PLACER_REQUIRE_RAY=1 (also .ci/run) so does a missing Ray: the cluster tests (`ray_cluster`,
+a real two-node Ray cluster on loopback) would otherwise skip. Hypothesis
 runs derandomized (profile "placer"), so every run draws the same examples.
 """
 from __future__ import annotations
 
+import importlib.util
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +48,39 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     missing = [b for b in required if not have.get(b)]
     if missing:
         raise pytest.UsageError(f"required solver back ends are missing: {', '.join(missing)}")
+    if _ray_required() and importlib.util.find_spec("ray") is None:
+        raise pytest.UsageError("PLACER_REQUIRE_RAY=1 but Ray is not installed (pip install -e '.[ray]')")
+
+
+def _ray_required() -> bool:
+    return os.environ.get("PLACER_REQUIRE_RAY", "") not in ("", "0")
+
+
+def start_ray_cluster(num_cpus: list[int]) -> Any:
+    """A real Ray cluster on loopback (benchmarks.ray_cluster), or skip the test when Ray is
+    missing and not required."""
+    if importlib.util.find_spec("ray") is None:
+        if _ray_required():
+            pytest.fail("PLACER_REQUIRE_RAY=1 but Ray is not installed")
+        pytest.skip("Ray is not installed (pip install -e '.[ray]')")
+    from benchmarks.ray_cluster import LocalRayCluster
+
+    return LocalRayCluster().start(num_cpus)
+
+
+def stop_ray_cluster(cluster: Any) -> None:
+    """Stop it and fail when any of its processes is left."""
+    left = cluster.stop()
+    assert not left, f"processes of the Ray cluster were left running: {left}"
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Iterator[Any]:
+    """Two Ray nodes of one CPU each (the head on 127.0.0.2, the other on 127.0.0.3), shared by
+    the tests that do not break it."""
+    cluster = start_ray_cluster([1, 1])
+    yield cluster
+    stop_ray_cluster(cluster)
 
 
 # The team's independent result checker (standard library only). The copy in tests/tools

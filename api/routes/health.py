@@ -30,7 +30,7 @@ async def healthz(request: Request, settings: SettingsDep, jobs: JobsDep) -> Any
     health = Health(status="failing" if problems else "ok" if alive > 0 else "degraded", problems=problems,
                     version=placer.__version__, solvers=request.app.state.solvers, workers=settings.workers,
                     workers_alive=alive, running=jobs.running(), queue_depth=jobs.queue_depth(),
-                    queue_size=settings.queue_size)
+                    queue_size=settings.queue_size, cluster=jobs.cluster().public())
     return JSONResponse(health.model_dump(), status_code=503 if problems else 200)
 
 

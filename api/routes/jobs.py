@@ -25,7 +25,7 @@ JobId = Annotated[str, Path(min_length=1, max_length=64, pattern=r"^[0-9a-f]+$",
 def _view(rec: JobRecord) -> JobView:
     return JobView(id=rec.id, kind=rec.kind, state=rec.state, created_at=rec.created_at,  # type: ignore[arg-type]
                    started_at=rec.started_at, finished_at=rec.finished_at, interruptions=rec.interruptions,
-                   request=rec.summary, progress=rec.progress, result=rec.result, error=rec.error)
+                   worker=rec.worker, request=rec.summary, progress=rec.progress, result=rec.result, error=rec.error)
 
 
 def _reply(lookup: Callable[[str], JobRecord], job_id: str) -> JSONResponse:
