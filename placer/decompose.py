@@ -25,6 +25,7 @@ sum of its segments' spans. Then:
 from __future__ import annotations
 
 import math
+import time
 from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
@@ -32,7 +33,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
-from placer.budget import Budget
+from placer.budget import WORK_PER_SECOND, Budget
 from placer.formulations.cpsat_model import (
     _pick_tick,
     _ticks,
@@ -45,6 +46,7 @@ from placer.formulations.cpsat_model import (
     add_symmetry_breaking,
 )
 from placer.model import Problem
+from placer.parallel import SubSolvePool
 from placer.schedule import Schedule, Solution, retime
 from placer.stats import SolveStats
 
@@ -533,9 +535,12 @@ class _Assignment(dict):
 
 
 def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_limit_s: float,
-                     hint: Solution | None, on_step: Callable[[str], None] | None = None) -> DecomposedAnswer:
+                     hint: Solution | None, on_step: Callable[[str], None] | None = None,
+                     pool: SubSolvePool | None = None) -> DecomposedAnswer:
     """Bound and (when the hardware allows stitching) an answer, within about time_limit_s
     of `budget`. `on_step(message)` hears of each component solve before it starts (progress).
+    With a `pool` of more than one worker the component solves run there, that many at once
+    (`_first_pass_in_pool`, `_close_gaps_in_pool`).
 
     On hardware that is not vertex-transitive at least a fifth of the time is kept for
     re-fitting components that no automorphism maps onto the cut devices already chosen.
@@ -557,7 +562,13 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     total = max(1, sum(sizes[c] for c in distinct))
     first_pass_s = FIRST_PASS_SHARE * time_limit_s
     step = on_step or (lambda message: None)
-    for i, c in enumerate(distinct):
+    took_s: list[float] = []  # each distinct component's first solve, as measured
+    shared = _Shared(problem, dec, representatives, budget.deterministic, budget.threads, budget.seed)
+    in_pool = pool is not None and pool.workers > 1
+    if in_pool:
+        assert pool is not None
+        last = _first_pass_in_pool(pool, shared, budget, distinct, sizes, first_pass_s, hint, solved, took_s, step)
+    for i, c in enumerate([] if in_pool else distinct):  # in a pool, the first pass ran above
         remaining = first_pass_s - (budget.spent() - began)
         # past the first pass's share (a loaded machine, many components) each component
         # still needs an answer for the stitch, in as little time as CP-SAT takes
@@ -565,13 +576,17 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         total -= sizes[c]
         step(f"component {c + 1} of {len(dec.components)} ({i + 1} of {len(distinct)} distinct, "
              f"{sizes[c]} ops, limit {share:.1f} s)")
+        solve_began = time.perf_counter()
         solved[c] = _solve_component(problem, dec, dec.components[c], share, budget, hint,
                                      representatives=representatives)
+        took_s.append(time.perf_counter() - solve_began)
     # then, while time is left, the component with the largest absolute gap (times its
     # copies) is solved again from its answer, each time with twice the time it last had:
     # cheap proofs come first, and on a loaded machine the hard components still get time
-    last = {c: first_pass_s * sizes[c] / max(1, sum(sizes[x] for x in distinct)) for c in distinct}
-    close_gaps = partial(_close_gaps, problem, dec, budget, solved, copies, last, representatives, step)
+    if not in_pool:
+        last = {c: first_pass_s * sizes[c] / max(1, sum(sizes[x] for x in distinct)) for c in distinct}
+    close_gaps = (partial(_close_gaps_in_pool, pool, shared, budget, solved, copies, last, step) if in_pool else
+                  partial(_close_gaps, problem, dec, budget, solved, copies, last, representatives, step))
     close_gaps(began + time_limit_s)
     answers = [solved[c] if source[c] == c else
                _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
@@ -584,6 +599,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_components_optimal=sum(a.optimal for a in answers),
         decomposition_bound_ms=bound, decomposition_s=budget.spent() - began,
         decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
+        decomposition_workers=pool.workers if in_pool and pool is not None else None,
+        decomposition_first_pass_s=[round(x, 3) for x in took_s],
     )
     total_memory = sum(problem.memory_bytes)
     memory_binds = any(cap is not None and cap < total_memory for cap in problem.capacity_bytes)
@@ -598,6 +615,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         stats.decomposition_bound_ms = bound
         stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     stats.decomposition_s = budget.spent() - began
+    if in_pool and pool is not None:
+        stats.decomposition_places = len(pool.places)
     return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative)
 
 
@@ -622,15 +641,110 @@ def _close_gaps(problem: Problem, dec: Decomposition, budget: Budget, solved: di
         again = _solve_component(problem, dec, dec.components[c], share, budget, solved[c],
                                  representatives=representatives)
         again_any = True
-        if again.device_of_group:
-            again.bound_ms = max(again.bound_ms, solved[c].bound_ms)
-            if again.objective_ms > solved[c].objective_ms:
-                again.device_of_group, again.local_start_ms = solved[c].device_of_group, solved[c].local_start_ms
-                again.objective_ms = solved[c].objective_ms
-            again.optimal = again.optimal or again.objective_ms - again.bound_ms <= 1e-9 * max(1.0, again.objective_ms)
-            solved[c] = again
-        else:
-            solved[c].bound_ms = max(solved[c].bound_ms, again.bound_ms)
+        solved[c] = _better(solved[c], again)
+
+
+def _better(old: _ComponentAnswer, again: _ComponentAnswer) -> _ComponentAnswer:
+    """A component solved again from `old`: the better answer, the better bound."""
+    if not again.device_of_group:
+        old.bound_ms = max(old.bound_ms, again.bound_ms)
+        return old
+    again.bound_ms = max(again.bound_ms, old.bound_ms)
+    if again.objective_ms > old.objective_ms:
+        again.device_of_group, again.local_start_ms = old.device_of_group, old.local_start_ms
+        again.objective_ms = old.objective_ms
+    again.optimal = again.optimal or again.objective_ms - again.bound_ms <= 1e-9 * max(1.0, again.objective_ms)
+    return again
+
+
+# ---------------------------------------------------------------- component solves in a pool (placer.parallel)
+
+
+@dataclass(frozen=True)
+class _Shared:
+    """What every component solve of one decomposition needs (sent to a pool's workers once)."""
+
+    problem: Problem
+    dec: Decomposition
+    representatives: list[int]
+    deterministic: bool
+    threads: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class _Task:
+    component: int
+    time_limit_s: float
+    hint: Solution | _ComponentAnswer | None
+
+
+def _solve_task(shared: _Shared, task: _Task) -> tuple[_ComponentAnswer, float, float]:
+    """One component solve in a pool's worker, on a budget of its own: (answer, CP-SAT work,
+    wall-clock seconds)."""
+    budget = Budget(task.time_limit_s, shared.deterministic, shared.threads, shared.seed)
+    answer = _solve_component(shared.problem, shared.dec, shared.dec.components[task.component], task.time_limit_s,
+                              budget, task.hint, representatives=shared.representatives)
+    return answer, budget.work, budget.elapsed()
+
+
+def _first_pass_in_pool(pool: SubSolvePool, shared: _Shared, budget: Budget, distinct: list[int], sizes: list[int],
+                        first_pass_s: float, hint: Solution | None, solved: dict[int, _ComponentAnswer],
+                        took_s: list[float], step: Callable[[str], None]) -> dict[int, float]:
+    """Every distinct component at once, each with `pool.workers` times its share of the first
+    pass (at most all of it); returns the time each had (`last` of the gap rounds)."""
+    total = max(1, sum(sizes[c] for c in distinct))
+    last = {c: min(first_pass_s, max(0.05, first_pass_s * pool.workers * sizes[c] / total)) for c in distinct}
+    step(f"{len(distinct)} distinct components on {pool.workers} workers (first pass {first_pass_s:.1f} s)")
+    solved.update(_run_round(pool, shared, budget, [_Task(c, last[c], hint) for c in distinct], took_s))
+    return last
+
+
+def _close_gaps_in_pool(pool: SubSolvePool, shared: _Shared, budget: Budget, solved: dict[int, _ComponentAnswer],
+                        copies: list[int], last: dict[int, float], step: Callable[[str], None], until: float) -> bool:
+    """`_close_gaps` with the `pool.workers` largest open gaps solved again at once per round.
+    Answers are combined in component order."""
+    again_any = False
+    while True:
+        remaining = until - budget.spent()
+        open_gaps = sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
+                           if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms))
+        if remaining < 0.2 or not open_gaps:
+            return again_any
+        chosen = sorted(c for _, c in open_gaps[-pool.workers:])
+        for c in chosen:
+            last[c] = min(remaining, max(0.5, 2 * last[c]))
+        step(f"components {', '.join(str(c + 1) for c in chosen)} again (limit up to "
+             f"{max(last[c] for c in chosen):.1f} s)")
+        again = _run_round(pool, shared, budget, [_Task(c, last[c], solved[c]) for c in chosen])
+        again_any = True
+        for c in chosen:
+            solved[c] = _better(solved[c], again[c])
+
+
+def _run_round(pool: SubSolvePool, shared: _Shared, budget: Budget, tasks: list[_Task],
+               took_s: list[float] | None = None) -> dict[int, _ComponentAnswer]:
+    """Run `tasks` in the pool; a task that did not come back found nothing (bound 0: valid).
+
+    The budget is charged the wall clock, or in deterministic mode the round's work as if its
+    solves ran `pool.workers` at a time (the longest one, or the total over the workers): the
+    same input and worker count give the same answer wherever the solves ran."""
+    wait_s = None if shared.deterministic else max(t.time_limit_s for t in tasks) * 2 + 30.0
+    results = pool.map(_solve_task, shared, tasks, timeout_s=wait_s)
+    answers: dict[int, _ComponentAnswer] = {}
+    works = []
+    for task, result in zip(tasks, results, strict=True):
+        if result is None:
+            answers[task.component] = _ComponentAnswer({}, {}, 0.0, math.inf, False, "lost")
+            works.append(task.time_limit_s * WORK_PER_SECOND)
+            continue
+        answers[task.component], work, seconds = result
+        works.append(work)
+        if took_s is not None:
+            took_s.append(seconds)
+    budget.work += max(max(works, default=0.0), sum(works) / pool.workers)
+    budget.solves += len(tasks)
+    return answers
 
 
 def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,

@@ -81,6 +81,10 @@ class PlaceOptions(BaseModel):
     coarsen_max_ops: int = Field(DEFAULT_MAX_OPS, ge=2, le=1_000_000)
     # CP-SAT work limits instead of wall time and fixed seeds: the same answer on any load
     deterministic: bool = False
+    # independent sub-solves (decomposition components) run at once (placer.parallel): local
+    # processes, or Ray tasks on the cluster at ray_address (then 1 means: as many as it has CPUs)
+    workers: int = Field(1, ge=1, le=1024)
+    ray_address: str | None = Field(None, max_length=300)
 
 
 @dataclass(frozen=True)
@@ -499,8 +503,11 @@ def _try_decomposition(run: _Run) -> bool:
     best = run.best
     run.report(f"{len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="decomposition")
-    answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
-                              on_step=run.report)
+    from placer.parallel import pool_for
+
+    with pool_for(run.options.workers, run.options.ray_address, run.options.threads) as pool:
+        answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
+                                  on_step=run.report, pool=pool)
     run.stats.record(**answer.stats.model_dump())
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best

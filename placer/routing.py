@@ -170,11 +170,25 @@ class Router:
         self._index = {n: i for i, n in enumerate(self._nodes)}
         self._arc_table: list[_Arcs] | None = None
         self._fronts: dict[str, list[_Front]] = {}
+        self._label_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._cache_calls()
+
+    def _cache_calls(self) -> None:
         self.delay_ms = lru_cache(maxsize=None)(self._delay_ms)
         self.route = lru_cache(maxsize=None)(self._route)
         self.cost_profile = lru_cache(maxsize=None)(self._cost_profile)
         self.delays_ms = lru_cache(maxsize=None)(self._delays_ms)
-        self._label_arrays: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+
+    _CACHED_CALLS = ("delay_ms", "route", "cost_profile", "delays_ms")
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without its call caches (a problem sent to a sub-solve's process or Ray
+        task, placer.parallel); the copy starts them afresh."""
+        return {k: v for k, v in self.__dict__.items() if k not in self._CACHED_CALLS}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._cache_calls()
 
     def link(self, a: str, b: str) -> Link:
         return self.links[frozenset((a, b))]

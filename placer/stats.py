@@ -82,6 +82,10 @@ class SolveStats(BaseModel):
     decomposition_skipped: str | None = Field(None, description="not tried: too many components for the "
                                               "time (wall-clock mode)")
     decomposition_s: float | None = None
+    decomposition_workers: int | None = Field(None, description="component solves run at once (placer.parallel); "
+                                              "None: one after another in the solve's process")
+    decomposition_places: int | None = Field(None, description="distinct processes or Ray nodes the component "
+                                             "solves ran on")
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None
     moves_moves: int | None = None
