@@ -17,6 +17,7 @@ __all__ = [
     "check_limits",
     "check_order",
     "check_placeable",
+    "check_sub_solves",
     "check_threads",
     "check_time_limit",
     "resolve_hardware_ref",
@@ -60,6 +61,19 @@ def check_threads(threads: int, settings: Settings, where: str = "options.thread
     if threads > settings.max_threads:
         raise LimitExceededError(f"{where}: {threads} exceeds this service's maximum of {settings.max_threads} "
                                  "(PLACER_MAX_THREADS)")
+
+
+def check_sub_solves(ray: bool, workers: int, settings: Settings) -> str | None:
+    """The Ray address a solve's sub-solves go to (None: they run in its worker process):
+    `options.ray` needs a service on a Ray cluster, and more than one worker needs `ray` (a
+    worker process may not start processes of its own beside the pool's)."""
+    if ray and settings.executor != "ray":
+        raise InputError("options.ray: this service runs solves on this machine (PLACER_EXECUTOR=local), "
+                         "not on a Ray cluster; leave it out")
+    if workers > 1 and not ray:
+        raise InputError(f"options.workers: {workers} sub-solves at once need options.ray (the service runs "
+                         "each solve in one worker process)")
+    return settings.ray_address if ray else None
 
 
 def check_placeable(graph: GraphSpec, hardware: HardwareSpec) -> Problem:

@@ -79,9 +79,14 @@ class PlacementOptions(PlaceOptions):
     model_config = ConfigDict(extra="forbid", populate_by_name=False, strict=True)
 
     async_: bool = Field(False, alias="async", description="return 202 and a job id at once")
+    ray: bool = Field(False, description="spread the solve's independent sub-solves (decomposition components) "
+                      "over the service's Ray cluster (PLACER_EXECUTOR=ray); `workers` of them at a time "
+                      "(1: as many as the cluster has CPUs for `threads`)")
+    ray_address: None = Field(None, description="not settable here: `ray` uses the service's cluster")
 
-    def place_options(self) -> PlaceOptions:
-        return PlaceOptions.model_validate(self.model_dump(exclude={"async_"}))
+    def place_options(self, ray_address: str | None = None) -> PlaceOptions:
+        """The engine's options; `ray_address` is the service's cluster when `ray` is asked for."""
+        return PlaceOptions.model_validate({**self.model_dump(exclude={"async_", "ray"}), "ray_address": ray_address})
 
 
 class PlacementRequest(BaseModel):

@@ -86,6 +86,8 @@ class SolveStats(BaseModel):
                                               "None: one after another in the solve's process")
     decomposition_places: int | None = Field(None, description="distinct processes or Ray nodes the component "
                                              "solves ran on")
+    decomposition_first_pass_s: list[float] | None = Field(None, description="wall-clock seconds of each distinct "
+                                                          "component's first solve (the scale-out estimate's input)")
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None
     moves_moves: int | None = None

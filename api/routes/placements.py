@@ -10,7 +10,14 @@ from fastapi.responses import JSONResponse
 
 from api.compute import run_compute, unvalidated, validate_body
 from api.deps import JobsDep, SettingsDep
-from api.inputs import check_limits, check_placeable, check_threads, check_time_limit, resolve_hardware_ref
+from api.inputs import (
+    check_limits,
+    check_placeable,
+    check_sub_solves,
+    check_threads,
+    check_time_limit,
+    resolve_hardware_ref,
+)
 from api.jobs import Job, JobManager, final_answer
 from api.parsed import ParsedBodyRoute
 from api.routes import error_responses
@@ -44,7 +51,7 @@ def _prepare(raw: object, settings: Settings) -> tuple[PlacementRequest, Hardwar
     body = validate_body(PlacementRequest, raw)
     hardware = resolve_hardware_ref(body.hardware)
     check_limits(body.graph, hardware, settings)
-    options = body.options.place_options()
+    options = body.options.place_options(check_sub_solves(body.options.ray, body.options.workers, settings))
     check_time_limit(options.time_limit_s, settings)
     check_threads(options.threads, settings)
     check_placeable(body.graph, hardware)

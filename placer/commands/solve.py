@@ -34,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--deterministic", action="store_true",
                    help="CP-SAT work limits instead of wall time, fixed seeds: the same answer on any load "
                         "(the wall time stretches instead)")
+    p.add_argument("--workers", type=int, default=defaults.workers, metavar="N",
+                   help="run independent sub-solves (decomposition components) N at a time in local "
+                        "processes; with --ray, N Ray tasks at a time (default: the cluster's CPUs / threads)")
+    p.add_argument("--ray", metavar="ADDRESS", default=None,
+                   help="run the sub-solves as Ray tasks on the cluster at ADDRESS (auto or HOST:PORT; "
+                        "needs pip install 'placer[ray]')")
     p.add_argument("-o", "--output", metavar="RESULT.json", help="write the placer.result/v1 document")
     p.add_argument("-q", "--quiet", action="store_true", help="no live progress")
     add_outputs(p)
@@ -67,6 +73,7 @@ def run(args: argparse.Namespace) -> int:
         solver=args.solver, time_limit_s=args.time_limit, routing=args.routing, contention=args.contention,
         relative_gap=args.relative_gap, threads=args.threads, seed=args.seed,
         coarsen=args.coarsen, coarsen_max_ops=args.coarsen_max_ops, deterministic=args.deterministic,
+        workers=args.workers, ray_address=args.ray,
     )
     result = place(graph, hardware, options, progress=_progress_printer(args.quiet))
     print(format_summary(result, graph, hardware))

@@ -330,3 +330,13 @@ def _lock_out(svc: ServiceProcess) -> None:
         assert c.get("/v1/models", headers={"Authorization": f"Bearer {KEY}"}).status_code == 429
         # ... while what needs no key still answers
         assert c.get("/healthz").status_code == 200 and c.get("/docs").status_code == 200
+
+
+@pytest.mark.parametrize(("options", "field"), [({"ray": True}, "options.ray"), ({"workers": 2}, "options.workers"),
+                                                 ({"ray_address": "10.0.0.1:6379"}, "options.ray_address")])
+def test_sub_solves_elsewhere_need_a_service_on_a_cluster(client: httpx.Client, options: dict[str, Any],
+                                                           field: str) -> None:
+    """A local service refuses `ray` and several workers; no client picks a cluster address."""
+    reply = client.post("/v1/placements", json={"graph": DIAMOND, "hardware": TWO_GPUS, "options": options})
+    assert reply.status_code == 422, reply.text
+    assert reply.json()["detail"].startswith(field), reply.json()

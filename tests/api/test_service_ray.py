@@ -16,8 +16,10 @@ import pytest
 from conftest import start_ray_cluster, stop_ray_cluster
 from service_helpers import DIAMOND, DIAMOND_OPTIMUM_MS, TWO_GPUS, ServiceProcess, four_gpus, layered_graph
 
+from benchmarks.graphs import fully_connected_hardware
 from placer.schema import parse_graph, parse_hardware, parse_result
 from placer.validate import check_result
+from tests.test_decompose import diamonds
 
 HARD = layered_graph(150)  # nobody proves it optimal: a solve runs to its limit
 
@@ -80,6 +82,15 @@ def test_jobs_run_on_both_nodes_report_the_cluster_and_cancel(tmp_path: Path, ra
             assert answer.status_code == 200, answer.text
             assert answer.json()["status"] == "optimal"
             assert answer.json()["makespan_ms"] == pytest.approx(DIAMOND_OPTIMUM_MS)
+
+            # "ray": the decomposition's components go to the cluster as tasks of their own
+            spread = {"graph": diamonds(40, 5), "hardware": fully_connected_hardware(3, link_gb_per_s=1.0),
+                      "options": {"ray": True, "threads": 1, "deterministic": True, "time_limit_s": 4,
+                                  "coarsen": "off"}}
+            answer = client.post("/v1/placements", json=spread)
+            assert answer.status_code == 200, answer.text
+            assert answer.json()["stats"]["decomposition_workers"] == 2, answer.json()["stats"]
+            assert _valid(spread, answer.json())
 
             body = _job(120.0)
             jobs = [_submit(client, body) for _ in range(2)]
