@@ -81,6 +81,7 @@ class Job(_Reply):
     started_at: float | None = None
     finished_at: float | None = None
     interruptions: int = 0
+    worker: dict[str, Any] | None = None  # where it runs or ran: executor, node_id, host, pid
     request: dict[str, Any] = Field(default_factory=dict)
     progress: JobProgress | None = None
     result: ResultSpec | None = None
@@ -119,6 +120,7 @@ class Health(_Reply):
     status: str
     version: str
     solvers: dict[str, bool] = Field(default_factory=dict)
+    cluster: dict[str, Any] = Field(default_factory=dict)  # executor, nodes, cpus, cpus_free, tasks_running
 
 
 class CrossoverOption(_Reply):

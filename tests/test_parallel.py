@@ -91,3 +91,16 @@ def test_components_on_both_nodes_of_a_ray_cluster(ray_cluster: Any) -> None:
     finally:
         pool.close()
     assert on_ray == _answer(g, hw, InOrder(2))
+
+
+def test_the_default_paths_never_import_ray() -> None:
+    """Ray is an optional extra: the library, the CLI and the default service load without it."""
+    import subprocess
+    import sys
+
+    code = ("import sys, placer, placer.cli, placer.parallel, placer.decompose, api.main, api.jobs, api.executor; "
+            "from placer.parallel import pool_for\n"
+            "with pool_for(1, None, 1) as pool: pass\n"
+            "assert 'ray' not in sys.modules, 'ray was imported'")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

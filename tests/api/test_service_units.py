@@ -134,3 +134,38 @@ def test_failure_limiter_is_a_token_bucket_per_address() -> None:
     limiter.failed("b")
     limiter.failed("c")  # a third address evicts the oldest
     assert set(limiter._buckets) == {"b", "c"}
+
+
+def test_a_store_written_before_the_worker_column_opens_and_takes_it(tmp_path: Path) -> None:
+    """Jobs stores of earlier releases lack `worker`: opening one adds the column, keeps the rows."""
+    import sqlite3
+
+    from api.store import JobStore
+
+    path = tmp_path / "old.sqlite3"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE jobs (id TEXT PRIMARY KEY, kind TEXT NOT NULL, state TEXT NOT NULL, "
+                     "request TEXT NOT NULL, summary TEXT NOT NULL, progress TEXT, result TEXT, error TEXT, "
+                     "created_at REAL NOT NULL, started_at REAL, finished_at REAL, "
+                     "interruptions INTEGER NOT NULL DEFAULT 0)")
+        conn.execute("INSERT INTO jobs (id, kind, state, request, summary, created_at) "
+                     "VALUES ('a1', 'placement', 'queued', '{}', '{}', 1.0)")
+    store = JobStore(path)
+    store.open()
+    try:
+        old = store.get("a1")
+        assert old is not None and old.worker is None and old.state == "queued"
+        store.update("a1", worker={"executor": "ray", "node_id": "n1", "host": "127.0.0.2", "pid": 7})
+        assert store.get("a1").worker == {"executor": "ray", "node_id": "n1", "host": "127.0.0.2", "pid": 7}
+    finally:
+        store.close()
+
+
+def test_health_reports_where_solves_run_on_a_local_service(tmp_path: Path) -> None:
+    """The default executor is this machine: one node."""
+    with TestClient(create_app(Settings(workers=1, db_path=tmp_path / "jobs.sqlite3")),
+                    base_url="http://127.0.0.1") as c:
+        cluster = c.get("/healthz").json()["cluster"]
+        metrics = c.get("/metrics").text
+    assert cluster["executor"] == "local" and cluster["nodes"] == 1 and cluster["cpus"] >= 1
+    assert "placer_cluster_nodes 1" in metrics
