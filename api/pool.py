@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from api.errors import WorkerStartError
-from solvers.processes import group_alive, kill_group
+from solvers.processes import group_alive, kill_group, reap_group
 
 __all__ = ["Outcome", "WorkerProcess", "WorkerStartError", "become_subreaper", "group_alive"]
 
@@ -66,17 +66,6 @@ def become_subreaper() -> bool:
         return libc.prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
     except (OSError, AttributeError):
         return False
-
-
-def _reap_group(pgid: int) -> None:
-    """Reap every exited process of group `pgid` that is our child (adopted as subreaper)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-pgid, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
 
 
 class WorkerProcess:
@@ -218,7 +207,7 @@ class WorkerProcess:
         # Children of the worker (CBC) are re-parented to us (subreaper) or to init; reap them.
         end = time.monotonic() + wait_s
         while True:
-            _reap_group(pgid)
+            reap_group(pgid)
             if not group_alive(pgid) or time.monotonic() >= end:
                 break
             time.sleep(0.01)

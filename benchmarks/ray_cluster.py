@@ -10,7 +10,6 @@ every Ray process of the machine, other people's included.
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -22,6 +21,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from solvers.processes import group_members, kill_group, reap_group
 
 __all__ = ["LocalRayCluster", "RayNode", "ray_cli"]
 
@@ -86,43 +87,10 @@ class RayNode:
 
     def raylet_pid(self) -> int | None:
         """The PID of this node's raylet (its process group holds exactly one)."""
-        for pid, cmd in _group_processes(self.pgid):
-            if "/raylet/raylet" in cmd.split(" ", 1)[0] or cmd.startswith("raylet"):
-                return pid
-        return None
+        return next((pid for pid, name in group_members(self.pgid, zombies=False) if name == "raylet"), None)
 
     def alive(self) -> bool:
-        return bool(_group_processes(self.pgid))
-
-
-def _group_processes(pgid: int) -> list[tuple[int, str]]:
-    """(pid, command line) of every live process in group `pgid` (zombies left out)."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[2]) != pgid or fields[0] == "Z":
-                continue
-            cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
-        except (OSError, ValueError):
-            continue
-        found.append((int(entry.name), cmd))
-    return found
-
-
-def _reap(pgid: int) -> None:
-    """Reap the group's exited processes that are our children (when this process is a
-    subreaper, as a placer service is, the daemons of `ray start` were adopted by it)."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-pgid, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+        return bool(group_members(self.pgid, zombies=False))
 
 
 @dataclass
@@ -205,14 +173,13 @@ class LocalRayCluster:
         """Kill every process of every node (by process group), head last; returns the processes
         still found afterwards (empty when the cluster is gone)."""
         for node in reversed(self.nodes):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(node.pgid, signal.SIGKILL)
+            kill_group(node.pgid)
         end = time.monotonic() + timeout_s
         left: list[tuple[int, str]] = []
         while time.monotonic() < end:
             for node in self.nodes:
-                _reap(node.pgid)
-            left = [p for node in self.nodes for p in _group_processes(node.pgid)]
+                reap_group(node.pgid)  # a subreaper (a placer service) adopted the daemons of `ray start`
+            left = [p for node in self.nodes for p in group_members(node.pgid, zombies=False)]
             if not left:
                 break
             time.sleep(0.1)

@@ -33,7 +33,7 @@ def _cases() -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
     dgx1 = load_preset("dgx1_v100").model_dump(mode="json")
     return {
         "bert_per_head on dgx1_v100": (bert_per_head(), dgx1),
-        "gpt_per_head memory-tight on dgx1_v100": (memory_tight(dgx1, gpt_per_head()), dgx1),
+        "gpt_per_head memory-tight on dgx1_v100": (gpt_per_head(), memory_tight(dgx1, gpt_per_head())),
     }
 
 
@@ -61,7 +61,8 @@ def run_one(name: str, graph_doc: dict[str, Any], hw_doc: dict[str, Any], worker
 
 
 def _report(rows: list[dict[str, Any]], out: Path, command: str) -> None:
-    lines = ["# One big solve on more workers", "", f"Command: `{command}`", "",
+    runs = (out / "commands.txt").read_text().splitlines() if (out / "commands.txt").exists() else [command]
+    lines = ["# One big solve on more workers", "", "Commands:", "", *[f"    {c}" for c in runs], "",
              f"Machine: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), shared with other "
              "sessions' work; `load` is the 1-minute load average before each run. The loopback Ray cluster has "
              "two nodes of 2 CPUs each (as resources: both run on the same 2 cores).", "",
@@ -83,14 +84,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--time-limit", type=float, default=60.0)
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4])
     parser.add_argument("--cases", nargs="+", default=list(CASES), choices=CASES)
-    parser.add_argument("--no-ray", action="store_true", help="local processes only")
+    parser.add_argument("--where", nargs="+", default=["local", "ray"], choices=["local", "ray"],
+                        help="local processes, Ray tasks on a loopback cluster of two 2-CPU nodes, or both")
+    parser.add_argument("--append", action="store_true", help="add to the results already in --out")
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     command = "nice -n 10 python -m benchmarks.scaleout " + " ".join(argv if argv is not None else sys.argv[1:])
+    commands = args.out / "commands.txt"
+    with commands.open("a") as f:
+        f.write(command + "\n")
     cases = _cases()
-    rows: list[dict[str, Any]] = []
     results = args.out / "results.jsonl"
-    results.write_text("")
+    rows: list[dict[str, Any]] = ([json.loads(line) for line in results.read_text().splitlines() if line]
+                                  if args.append and results.exists() else [])
+    if not args.append:
+        results.write_text("")
 
     def record(row: dict[str, Any]) -> None:
         rows.append(row)
@@ -99,11 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: row[k] for k in ("case", "where", "workers", "gap", "wall_s", "valid")}), flush=True)
         _report(rows, args.out, command)
 
-    for name in args.cases:
-        graph_doc, hw_doc = cases[name]
-        for workers in args.workers:
-            record(run_one(name, graph_doc, hw_doc, workers, "local", None, args.time_limit))
-    if not args.no_ray:
+    if "local" in args.where:
+        for name in args.cases:
+            graph_doc, hw_doc = cases[name]
+            for workers in args.workers:
+                record(run_one(name, graph_doc, hw_doc, workers, "local", None, args.time_limit))
+    if "ray" in args.where:
         cluster = LocalRayCluster().start([2, 2])
         try:
             for name in args.cases:

@@ -22,6 +22,7 @@ import contextlib
 import multiprocessing
 import os
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -80,17 +81,9 @@ class ProcessPool:
     def map(self, fn: Callable[[S, T], R], shared: S, items: Sequence[T],
             timeout_s: float | None = None) -> list[R | None]:
         futures = [self._pool.submit(_where_local, fn, shared, item) for item in items]
-        results: list[R | None] = []
-        for future in futures:
-            try:
-                value, where = future.result(timeout=timeout_s)
-            except (concurrent.futures.TimeoutError, concurrent.futures.process.BrokenProcessPool):
-                future.cancel()
-                results.append(None)
-                continue
-            self.places.add(where)
-            results.append(value)
-        return results
+        return _collect(futures, lambda future, wait_s: future.result(timeout=wait_s),
+                        (concurrent.futures.TimeoutError, concurrent.futures.process.BrokenProcessPool),
+                        lambda future: future.cancel(), timeout_s, self.places)
 
     def close(self) -> None:
         # a sub-solve still running past its time is not waited for: its process is killed
@@ -138,27 +131,41 @@ class RayPool:
         import ray
         from ray.exceptions import GetTimeoutError, RayError, RayTaskError
 
+        def get(ref: Any, wait_s: float | None) -> tuple[R, str]:
+            try:
+                return ray.get(ref, timeout=wait_s)
+            except RayTaskError as exc:  # the sub-solve itself raised: a bug to see, not a lost node
+                raise RuntimeError(f"a sub-solve failed in its Ray task: {exc}") from exc
+
         shared_ref = ray.put(shared)  # sent to the object store once, not once per item
         refs = [self._task.remote(fn, shared_ref, item) for item in items]
-        results: list[R | None] = []
-        for ref in refs:
-            try:
-                value, where = ray.get(ref, timeout=timeout_s)
-            except RayTaskError:
-                raise  # the sub-solve itself raised: a bug to see, not a lost node
-            except (GetTimeoutError, RayError):  # too late, or its node or worker died
-                ray.cancel(ref, force=True)
-                results.append(None)
-                continue
-            self.places.add(where)
-            results.append(value)
-        return results
+        return _collect(refs, get, (GetTimeoutError, RayError), lambda ref: ray.cancel(ref, force=True),
+                        timeout_s, self.places)
 
     def close(self) -> None:
         if self._owner:
             import ray
 
             ray.shutdown()
+
+
+def _collect(pending: Sequence[Any], get: Callable[[Any, float | None], tuple[R, str]],
+             lost: tuple[type[BaseException], ...], drop: Callable[[Any], object], timeout_s: float | None,
+             places: set[str]) -> list[R | None]:
+    """The results of `pending` in order, all within `timeout_s`; None (and `drop`) for one that
+    raised one of `lost` (too late, its worker or node died)."""
+    end = None if timeout_s is None else time.monotonic() + timeout_s
+    results: list[R | None] = []
+    for handle in pending:
+        try:
+            value, where = get(handle, None if end is None else max(0.0, end - time.monotonic()))
+        except lost:
+            drop(handle)
+            results.append(None)
+            continue
+        places.add(where)
+        results.append(value)
+    return results
 
 
 def open_pool(workers: int = 1, ray_address: str | None = None, cpus_per_item: int = 1) -> SubSolvePool:

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Overrun", "children", "group_alive", "kill_group", "kill_tree", "run_forked"]
+__all__ = ["Overrun", "children", "group_alive", "group_members", "kill_group", "kill_tree", "reap_group",
+           "run_forked"]
 
 
 def group_alive(pgid: int) -> bool:
@@ -30,6 +31,36 @@ def kill_group(pgid: int) -> None:
     """SIGKILL every process of group `pgid`; a group already gone is fine."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def group_members(pgid: int, zombies: bool = True) -> list[tuple[int, str]]:
+    """(pid, command name) of every process in process group `pgid`, from /proc (exited
+    processes not yet reaped too, unless `zombies` is False)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        comm = stat[stat.index("(") + 1:stat.rindex(")")]
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and (zombies or fields[0] != "Z"):
+            found.append((int(entry.name), comm))
+    return found
+
+
+def reap_group(pgid: int) -> None:
+    """Reap every exited process of group `pgid` that is our child (adopted ones too, when this
+    process is a subreaper)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-pgid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
 
 
 def children(pid: int) -> list[int]:
