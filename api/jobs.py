@@ -42,9 +42,9 @@ from api.errors import (
     ServiceStoppingError,
     StoreUnavailableError,
 )
+from api.executor import ClusterStatus, SolveWorker, make_executor
 from api.logs import request_id_var
 from api.metrics import ServiceMetrics
-from api.executor import ClusterStatus, SolveWorker, make_executor
 from api.pool import Outcome, WorkerStartError, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore

@@ -181,7 +181,7 @@ class RayExecutor:
         try:
             ray.init(address=self.address, namespace="placer", log_to_driver=False, logging_level=logging.WARNING,
                      configure_logging=False)
-        except Exception as exc:  # noqa: BLE001  ConnectionError, ValueError, RuntimeError: all mean the same
+        except Exception as exc:  # ConnectionError, ValueError, RuntimeError: all mean it cannot be used
             raise ExecutorUnavailableError(f"the Ray cluster at PLACER_RAY_ADDRESS={self.address!r} cannot be "
                                            f"reached: {exc}") from exc
         self._task = ray.remote(solve_on_node)

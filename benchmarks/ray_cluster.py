@@ -153,7 +153,7 @@ class LocalRayCluster:
         end = time.monotonic() + timeout_s
         seen = ""
         while time.monotonic() < end:
-            done = subprocess.run([sys.executable, "-c", script, self.address], capture_output=True, text=True,
+            done = subprocess.run([sys.executable, "-c", script, self.address], check=False, capture_output=True, text=True,
                                   env=self.env(), timeout=timeout_s)
             seen = done.stdout.strip() or done.stderr[-500:]
             if done.returncode == 0 and seen.isdigit() and int(seen) >= count:

@@ -63,11 +63,11 @@ def run_one(name: str, graph_doc: dict[str, Any], hw_doc: dict[str, Any], worker
 def _report(rows: list[dict[str, Any]], out: Path, command: str) -> None:
     runs = (out / "commands.txt").read_text().splitlines() if (out / "commands.txt").exists() else [command]
     lines = ["# One big solve on more workers", "", "Commands:", "", *[f"    {c}" for c in runs], "",
-             f"Machine: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), shared with other "
-             "sessions' work; `load` is the 1-minute load average before each run. The loopback Ray cluster has "
-             "two nodes of 2 CPUs each (as resources: both run on the same 2 cores).", "",
-             "| case | where | workers | gap | makespan ms | bound ms | components (distinct) | places | "
-             "first-pass s per distinct component | wall s | load |", "|---|---|---|---|---|---|---|---|---|---|---|"]
+             (f"Machine: {os.cpu_count()} cores ({platform.processor() or platform.machine()}), shared with other "
+              "sessions' work; `load` is the 1-minute load average before each run. The loopback Ray cluster has "
+              "two nodes of 2 CPUs each (as resources: both run on the same 2 cores)."), "",
+             ("| case | where | workers | gap | makespan ms | bound ms | components (distinct) | places | "
+              "first-pass s per distinct component | wall s | load |"), "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         gap = f"{100 * r['gap']:.2f}%" if r["gap"] is not None else "-"
         times = ", ".join(f"{x:.1f}" for x in (r["decomposition_first_pass_s"] or []))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures
 import contextlib
+import logging
 import multiprocessing
 import os
 import threading
@@ -113,8 +114,9 @@ class RayPool:
             self._owner = not ray.is_initialized()
             if self._owner:
                 try:
-                    ray.init(address=address, namespace="placer", log_to_driver=False, configure_logging=False)
-                except Exception as exc:  # noqa: BLE001  ConnectionError, ValueError, RuntimeError alike
+                    ray.init(address=address, namespace="placer", log_to_driver=False, configure_logging=False,
+                             logging_level=logging.WARNING)
+                except Exception as exc:  # ConnectionError, ValueError, RuntimeError alike
                     raise ExecutorUnavailableError(f"the Ray cluster at {address!r} cannot be reached: {exc}") from exc
         nodes = [n for n in ray.nodes() if n.get("Alive")]
         largest = max((int(n.get("Resources", {}).get("CPU", 0)) for n in nodes), default=1)
