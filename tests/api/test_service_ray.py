@@ -16,6 +16,7 @@ import pytest
 from conftest import start_ray_cluster, stop_ray_cluster
 from service_helpers import DIAMOND, DIAMOND_OPTIMUM_MS, TWO_GPUS, ServiceProcess, four_gpus, layered_graph
 
+from api.routes.crossover import _EXAMPLE_ENGINE as ENGINE_CROSSOVER
 from benchmarks.graphs import fully_connected_hardware
 from placer.schema import parse_graph, parse_hardware, parse_result
 from placer.validate import check_result
@@ -82,6 +83,11 @@ def test_jobs_run_on_both_nodes_report_the_cluster_and_cancel(tmp_path: Path, ra
             assert answer.status_code == 200, answer.text
             assert answer.json()["status"] == "optimal"
             assert answer.json()["makespan_ms"] == pytest.approx(DIAMOND_OPTIMUM_MS)
+
+            # the crossover's engine-computed SU^M is a solve on the cluster too
+            crossover = client.post("/v1/crossover", json=ENGINE_CROSSOVER)
+            assert crossover.status_code == 200, crossover.text
+            assert crossover.json()["format"] == "placer.crossover-result/v1"
 
             # "ray": the decomposition's components go to the cluster as tasks of their own
             spread = {"graph": diamonds(40, 5), "hardware": fully_connected_hardware(3, link_gb_per_s=1.0),
