@@ -25,7 +25,8 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--host", default=None, help="address to bind (PLACER_HOST, default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=None, help="port to bind (PLACER_PORT, default 8000)")
     parser.add_argument("--workers", type=int, default=None,
-                        help="solve worker processes, i.e. concurrent solves (PLACER_WORKERS, default 2)")
+                        help="concurrent solves: worker processes, or tasks on the Ray cluster with "
+                             "PLACER_EXECUTOR=ray (PLACER_WORKERS, default 2)")
     parser.set_defaults(func=run)
 
 
