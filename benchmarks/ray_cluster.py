@@ -161,12 +161,21 @@ class LocalRayCluster:
             time.sleep(0.5)
         raise RuntimeError(f"the Ray cluster did not show {count} live nodes within {timeout_s:g} s: {seen}")
 
-    def kill_raylet(self, index: int) -> int:
-        """SIGKILL node `index`'s raylet (a node dying); returns its PID."""
-        pid = self.nodes[index].raylet_pid()
+    def kill_raylet(self, index: int, timeout_s: float = 10.0) -> int:
+        """SIGKILL node `index`'s raylet (a node dying) and wait until its PID is gone; returns it.
+
+        The raylet is reaped here when this process adopted it (a subreaper: pytest after an
+        in-process placer service ran): a raylet left a zombie still answers kill(pid, 0), and
+        the node's workers, which check on their raylet that way, would run on."""
+        node = self.nodes[index]
+        pid = node.raylet_pid()
         if pid is None:
             raise RuntimeError(f"node {index} has no raylet")
         os.kill(pid, signal.SIGKILL)
+        end = time.monotonic() + timeout_s
+        while os.path.exists(f"/proc/{pid}") and time.monotonic() < end:
+            reap_group(node.pgid)
+            time.sleep(0.05)
         return pid
 
     def stop(self, timeout_s: float = 20.0) -> list[tuple[int, str]]:
