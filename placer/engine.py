@@ -85,6 +85,9 @@ class PlaceOptions(BaseModel):
     # processes, or Ray tasks on the cluster at ray_address (then 1 means: as many as it has CPUs)
     workers: int = Field(1, ge=1, le=1024)
     ray_address: str | None = Field(None, max_length=300)
+    # split operators (placer.split, DESIGN.md "Split operators"): configurations chosen with
+    # the placement; off, answers are exactly the placement engine's
+    split: bool = Field(False, description="allow splitting ops into tasks (data and operator parallelism)")
 
 
 @dataclass(frozen=True)
@@ -391,6 +394,10 @@ def place(
     at least every placer.progress.HEARTBEAT_S seconds.
     """
     options = options or PlaceOptions()
+    if options.split:
+        from placer.split.pipeline import place_split
+
+        return place_split(graph, hardware, options, progress)
     # a missing back end fails before any work (SolverUnavailableError), not after the heuristics
     backend = get_backend(options.solver) if options.solver not in HEURISTICS else None
     with Reporter(progress) as reporter:

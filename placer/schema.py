@@ -29,6 +29,8 @@ __all__ = [
     "HardwareSpec",
     "ScheduleEntry",
     "TransferEntry",
+    "SplitEntry",
+    "CollectiveEntry",
     "Baselines",
     "SimulationSummary",
     "SolveStats",
@@ -56,6 +58,7 @@ MAX_WORK = 1e24               # an op's flops and bytes_accessed
 MIN_RATE, MAX_RATE = 1e-6, 1e6  # peak_tflops, memory_bandwidth_gb_per_s, bandwidth_gb_per_s
 MIN_EFFICIENCY = 1e-3
 MAX_ID_CHARS, MAX_NAME_CHARS, MAX_TEXT_CHARS = 256, 1024, 4096
+SPLIT_DIMS = ("sample", "channel", "input_channel", "heads", "vocab")  # placer.split.semantics
 LIMITS = {"bytes": MAX_BYTES, "time_ms": MAX_TIME_MS, "latency_us": MAX_LATENCY_US, "work": MAX_WORK,
           "rate": (MIN_RATE, MAX_RATE), "efficiency": (MIN_EFFICIENCY, 1.0), "id_chars": MAX_ID_CHARS,
           "name_chars": MAX_NAME_CHARS, "text_chars": MAX_TEXT_CHARS}
@@ -90,11 +93,21 @@ class OpSpec(_Strict):
     kind: Kind | None = None
     group: Identifier | None = None
     device: Identifier | None = None
+    # split operators (DESIGN.md "Split operators"): the output's dimensions with their sizes and
+    # the bytes of weights the op reads; an op without `dims` is never split
+    dims: dict[Identifier, Annotated[int, Field(ge=1, le=MAX_BYTES)]] | None = Field(
+        None, exclude_if=lambda v: v is None)
+    weight_bytes: Bytes | None = Field(None, exclude_if=lambda v: v is None)
 
     @model_validator(mode="after")
     def _has_a_cost(self) -> OpSpec:
         if self.time_ms is None and self.flops is None:
             raise ValueError(f"op {self.id!r} has neither time_ms nor flops")
+        if self.dims is not None:
+            unknown = sorted(set(self.dims) - set(SPLIT_DIMS))
+            if unknown:
+                raise ValueError(f"op {self.id!r}: dims: unknown dimension {unknown[0]!r} "
+                                 f"(known: {', '.join(SPLIT_DIMS)})")
         return self
 
 
@@ -234,6 +247,7 @@ class ScheduleEntry(BaseModel):
     device: Identifier
     start_ms: float
     end_ms: float
+    task: int | None = Field(None, exclude_if=lambda v: v is None, description="task index of a split op")
 
 
 class TransferEntry(BaseModel):
@@ -245,6 +259,10 @@ class TransferEntry(BaseModel):
     route: list[Identifier]
     start_ms: float
     end_ms: float
+    task: int | None = Field(None, exclude_if=lambda v: v is None,
+                             description="the destination op's task (split plans)")
+    src_task: int | None = Field(None, exclude_if=lambda v: v is None,
+                                 description="the source op's task (split plans)")
 
 
 class Baselines(BaseModel):
@@ -253,6 +271,36 @@ class Baselines(BaseModel):
     single_device_ms: float | None = Field(None, description="everything on the best single device")
     heft_ms: float | None = Field(None, description="HEFT list scheduling")
     critical_path_ms: float | None = Field(None, description="critical path on one device, the rest by HEFT")
+    data_parallel_ms: float | None = Field(None, exclude_if=lambda v: v is None,
+                                           description="split plans: every splittable op sample-split "
+                                           "over all devices, gradients all-reduced")
+    placement_only_ms: float | None = Field(None, exclude_if=lambda v: v is None,
+                                            description="split plans: the best placement without splitting")
+
+
+class SplitEntry(BaseModel):
+    """How a split op is cut: a dimension of its output, the degree, one device per task."""
+
+    model_config = ConfigDict(strict=True)
+
+    dim: Identifier
+    degree: int = Field(ge=2)
+    devices: list[Identifier]
+
+
+class CollectiveEntry(BaseModel):
+    """A collective of a split plan: the ring all-reduce of a sample-split op's weight gradient."""
+
+    model_config = ConfigDict(strict=True)
+
+    kind: Literal["all_reduce"] = "all_reduce"
+    src: Identifier = Field(description="the op whose output is reduced (a weight gradient)")
+    dst: Identifier = Field(description="the op that waits for it (the update)")
+    participants: list[Identifier]
+    bytes: int
+    routes: list[list[Identifier]] = Field(description="the route of each hop of the ring")
+    start_ms: float
+    end_ms: float
 
 
 class SimulationSummary(BaseModel):
@@ -292,6 +340,9 @@ class ResultSpec(BaseModel):
     schedule: list[ScheduleEntry] = Field(default_factory=list)
     transfers: list[TransferEntry] = Field(default_factory=list)
     memory_bytes: dict[Identifier, int] = Field(default_factory=dict)
+    splits: dict[Identifier, SplitEntry] | None = Field(
+        None, exclude_if=lambda v: v is None, description="split plans: the ops cut into tasks")
+    collectives: list[CollectiveEntry] | None = Field(None, exclude_if=lambda v: v is None)
     reason: Text | None = None
     # how it was found (absent in results written by hand or by other tools)
     routing: Literal["shortest", "flow"] | None = Field(None, description="the routing option solved with")

@@ -95,6 +95,12 @@ class SolveStats(BaseModel):
     neighbourhood_improved: int | None = None
     neighbourhood_closed: int | None = None
     neighbourhood_no_answer: int | None = None
+    # split operators (placer.split)
+    split_units: int | None = Field(None, description="units (colocation groups) choosing a configuration")
+    split_configs: int | None = Field(None, description="configurations over all units")
+    split_precedence_terms: int | None = Field(None, description="CP-SAT: delay terms of the precedences")
+    split_ops: int | None = Field(None, description="ops of the answer cut into tasks")
+    collective_ms: float | None = Field(None, description="time in all-reduces, summed over them")
 
     @model_serializer(mode="wrap")
     def _drop_unset(self, handler: SerializerFunctionWrapHandler):

@@ -28,6 +28,7 @@ __all__ = [
     "UPDATE_FLOPS_PER_PARAMETER",
     "UPDATE_KIND",
     "backward_id",
+    "split_dims",
     "training_graph",
     "update_id",
 ]
@@ -47,6 +48,28 @@ def update_id(group: str) -> str:
     return f"{group}.update"
 
 
+_PER_CHANNEL = frozenset({"conv2d", "batchnorm", "relu", "pool", "add", "gelu", "tanh", "softmax"})
+
+
+def split_dims(layer: Layer, batch: int) -> dict[str, int]:
+    """The output dimensions a split plan may cut (placer.split.semantics): the batch, and per
+    kind the output channels (the first axis of an image, the last of a sequence), a matmul's
+    input features, attention heads, an embedding's vocabulary rows."""
+    shape = layer.output.shape
+    dims = {"sample": batch}
+    if layer.kind in _PER_CHANNEL or layer.kind == "matmul":
+        dims["channel"] = shape[0] if len(shape) == 3 else shape[-1]
+    if layer.kind == "matmul" and layer.inputs:
+        dims["input_channel"] = layer.inputs[0].shape[-1]
+    if layer.kind == "attention":
+        cubes = [t.shape for t in (layer.output, *layer.inputs) if len(t.shape) == 3]
+        if cubes:
+            dims["heads"] = cubes[0][0]
+    if layer.kind == "embedding" and layer.weight_elements and shape:
+        dims["vocab"] = layer.weight_elements // shape[-1]
+    return {d: n for d, n in dims.items() if n > 1}
+
+
 def _forward_op(layer: Layer, batch: int) -> dict[str, Any]:
     op: dict[str, Any] = {
         "id": layer.name,
@@ -54,6 +77,8 @@ def _forward_op(layer: Layer, batch: int) -> dict[str, Any]:
         "flops": batch * layer.flops,
         "bytes_accessed": float(batch * layer.activation_bytes + layer.weight_bytes_read),
         "memory_bytes": batch * layer.saved_elements * ELEMENT_BYTES,
+        "dims": split_dims(layer, batch),
+        "weight_bytes": layer.weight_bytes_read,
     }
     if layer.group is not None:
         op["group"] = layer.group
@@ -69,6 +94,8 @@ def _backward_op(layer: Layer, batch: int) -> dict[str, Any]:
         "bytes_accessed": float(factor * (batch * layer.activation_bytes + layer.weight_bytes_read)),
         "memory_bytes": 0,
         "group": layer.group,
+        "dims": split_dims(layer, batch),
+        "weight_bytes": int(factor * layer.weight_bytes_read),
     }
 
 
@@ -79,6 +106,7 @@ def _update_op(group: str, parameters: int) -> dict[str, Any]:
         "flops": float(UPDATE_FLOPS_PER_PARAMETER * parameters),
         "bytes_accessed": float(UPDATE_BYTES_PER_PARAMETER * parameters),
         "memory_bytes": OPTIMIZER_COPIES * ELEMENT_BYTES * parameters,
+        "weight_bytes": ELEMENT_BYTES * parameters,
         "group": group,
     }
 
