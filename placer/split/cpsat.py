@@ -48,6 +48,27 @@ class SplitCpSat:
         return max(0.0, math.floor(bound_ticks + 1e-9) * self.tick_ms - self.rounding_slack_ms)
 
 
+def _tick_starts(sp: SplitProblem, plan: SplitPlan, task: list[list[list[int]]],
+                 delays_ms: list[dict[tuple[int, int], float]], tick: float) -> list[int]:
+    """The plan re-timed in the model's ticks (rounded-up costs, its order): a complete,
+    feasible hint."""
+    p = sp.problem
+    free = [0] * p.n_devices
+    start, end = [0] * p.n_ops, [0] * p.n_ops
+    for k in plan.order:
+        c = plan.config[p.group[k]]
+        devices = sp.configs[p.group[k]][c].devices
+        ready = max(free[d] for d in devices)
+        for e in p.preds[k]:
+            u = p.edges[e].src
+            ready = max(ready, end[u] + _ticks(delays_ms[e][plan.config[p.group[u]], c], tick))
+        start[k] = ready
+        end[k] = ready + _ticks(sp.duration_ms(k, c), tick)
+        for d, t in zip(devices, task[k][c]):
+            free[d] = ready + t
+    return start
+
+
 def build_split_cpsat(sp: SplitProblem, hint: SplitPlan | None, horizon_ms: float) -> SplitCpSat:
     """The model over every configuration of `sp`; `hint` (a valid plan) is CP-SAT's hint and
     `horizon_ms` (its makespan, or any plan's) bounds every start."""
@@ -143,7 +164,12 @@ def build_split_cpsat(sp: SplitProblem, hint: SplitPlan | None, horizon_ms: floa
         for u, lits in enumerate(x):
             for c, lit in enumerate(lits):
                 m.add_hint(lit, c == hint.config[u])
-        for k in range(p.n_ops):
-            m.add_hint(start[k], min(horizon, math.ceil(hint.start_ms[k] / tick)))
+        starts = _tick_starts(sp, hint, task, delays_ms, tick)
+        for k, t in enumerate(starts):
+            m.add_hint(start[k], t)
+            c = hint.config[p.group[k]]
+            if isinstance(end[k], cp_model.IntVar):
+                m.add_hint(end[k], t + dur[k][c])
+        m.add_hint(cmax, max(starts[k] + dur[k][hint.config[p.group[k]]] for k in range(p.n_ops)))
     stats = {"split_units": len(sp.configs), "split_configs": sum(n_cfg), "split_precedence_terms": terms}
     return SplitCpSat(m, tick, slack_ms, x, start, cmax, stats)
