@@ -17,9 +17,15 @@ __all__ = ["check_result"]
 def check_result(
     graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec, rel_tol: float = 1e-7
 ) -> list[str]:
-    """Every rule the result breaks, as readable sentences (empty when valid)."""
+    """Every rule the result breaks, as readable sentences (empty when valid). A split plan
+    (a result with `splits`) is checked by placer.split.check's rules."""
     if result.status not in ("optimal", "feasible"):
         return []
+    if result.splits is not None:
+        from placer.split.check import check_split_result
+        from placer.split.configs import SplitOptions
+
+        return check_split_result(graph, hardware, result, SplitOptions().task_overhead_ms, rel_tol)
     errors: list[str] = []
     devices = {d.id: d for d in hardware.devices}
     nodes = set(devices) | {s.id for s in hardware.switches}
