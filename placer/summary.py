@@ -57,7 +57,13 @@ def format_summary(result: ResultSpec, graph: GraphSpec, hardware: HardwareSpec)
             f"simulated {_ms(sim.makespan_ms)} replayed; {_ms(sim.fifo_makespan_ms)} with FIFO "
             f"dispatch; {_ms(sim.contention_makespan_ms)} with link contention"
         )
+    if result.splits is not None:
+        from placer.split.pipeline import plan_summary
+
+        lines += plan_summary(result)
     ops_on: Counter[str] = Counter(result.placement.values())
+    for split in (result.splits or {}).values():
+        ops_on.update(split.devices)
     busy: dict[str, float] = defaultdict(float)
     for entry in result.schedule:
         busy[entry.device] += entry.end_ms - entry.start_ms

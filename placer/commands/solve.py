@@ -40,6 +40,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--ray", metavar="ADDRESS", default=None,
                    help="run the sub-solves as Ray tasks on the cluster at ADDRESS (auto or HOST:PORT; "
                         "needs pip install 'placer[ray]')")
+    p.add_argument("--split", action="store_true",
+                   help="allow splitting ops into tasks (data and operator parallelism chosen with the "
+                        "placement; docs/split.md); cpsat only")
     p.add_argument("-o", "--output", metavar="RESULT.json", help="write the placer.result/v1 document")
     p.add_argument("-q", "--quiet", action="store_true", help="no live progress")
     add_outputs(p)
@@ -74,12 +77,18 @@ def run(args: argparse.Namespace) -> int:
         relative_gap=args.relative_gap, threads=args.threads, seed=args.seed,
         coarsen=args.coarsen, coarsen_max_ops=args.coarsen_max_ops, deterministic=args.deterministic,
         workers=args.workers, ray_address=args.ray,
+        split=args.split,
     )
     result = place(graph, hardware, options, progress=_progress_printer(args.quiet))
     print(format_summary(result, graph, hardware))
     if args.output:
         write_json(args.output, result.model_dump(mode="json"))
     if result.makespan_ms is not None and (args.trace or args.gantt):
-        report = replay(graph, hardware, replay_plan(result), contention=args.contention)
+        if result.splits is not None:
+            from placer.split.report import split_report
+
+            report = split_report(graph, hardware, result)
+        else:
+            report = replay(graph, hardware, replay_plan(result), contention=args.contention)
         write_pictures(args, report, f"{graph.name} on {hardware.name} ({result.solver})", graph)
     return EXIT_BY_STATUS[result.status]
