@@ -27,6 +27,8 @@ class SplitOptions:
     max_degree: int | None = None    # None: up to the number of devices
     task_overhead_ms: float = 0.005  # added to each task of a split profiled op (launch, sync)
     placement_share: float = 0.3     # of the time limit, for the placement-only engine
+    moves_share: float = 0.15        # of the time limit, for configuration moves (placer.split.moves) ...
+    moves_max_evaluations: int = 3000  # ... at most this many re-timings (the cap in deterministic mode)
     max_config_terms: int = 2_000_000  # precedence terms above this: heavy units lose their block configs
 
 

@@ -22,6 +22,7 @@ from placer.progress import ProgressFn, Reporter
 from placer.schema import Baselines, GraphSpec, HardwareSpec, ResultSpec, SimulationSummary, relative_gap
 from placer.split.check import check_split_result, simulate_split
 from placer.split.configs import SplitOptions
+from placer.split.moves import improve_configs
 from placer.split.plan import SplitPlan, SplitProblem
 from placer.stats import SolveStats
 
@@ -75,6 +76,13 @@ def place_split(graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions,
         bounds = {"split_work_path": sp.lower_bound_ms()}
         if candidates and problem.n_devices > 1:
             hint = min(candidates, key=lambda c: c[0].makespan_ms)[0]
+            seconds = math.inf if options.deterministic else so.moves_share * options.time_limit_s
+            reporter.phase("group_moves", "split: configuration moves from the best baseline", hint.makespan_ms)
+            moved, evaluations = improve_configs(sp, hint, seconds, so.moves_max_evaluations)
+            stats.record(moves_evaluations=evaluations)
+            if moved is not hint:
+                candidates.append((moved, "configuration moves"))
+                hint = moved
             plan, bound_ms = _solve(sp, hint, budget, options, reporter, stats)
             if plan is not None:
                 candidates.append((plan, "cpsat"))
