@@ -56,6 +56,10 @@ def run_one(model: str, machine: str, batch: int, time_limit_s: float) -> dict[s
     }
 
 
+def _ms(x: float | None) -> str:
+    return f"{x:.3f}" if x is not None else "does not fit"
+
+
 def _x(single: float | None, ms: float | None) -> str:
     return f"{single / ms:.2f}x" if single and ms else "n/a"
 
@@ -81,11 +85,13 @@ def write_report(rows: list[dict[str, Any]], out: Path, command: str) -> None:
         ways = ", ".join(f"{k} {v}" for k, v in sorted(r["splits"].items()))
         gap = f"{100 * r['gap']:.2f}%" if r["gap"] is not None else "n/a"
         lines.append(
-            f"| {r['model']} | {r['machine']} | {r['batch']} | {r['single_device_ms']:.3f} | "
+            f"| {r['model']} | {r['machine']} | {r['batch']} | {_ms(r['single_device_ms'])} | "
             f"{_x(r['single_device_ms'], dp)} | {_x(r['single_device_ms'], po)} | "
             f"{_x(r['single_device_ms'], ms)} | {ms:.3f} | {gap} | {r['best_from']} | "
             f"{'yes' if r['valid'] else 'NO'} | {'yes' if never_slower else 'NO'} | "
             f"{'yes' if strictly else 'no'}{ask} | {ways} |")
+    lines += ["", "Speedups are n/a where the model fits no single device (BigLSTM on 16 GB V100s); "
+              "\"< both\" compares with data parallelism and the placement-only answer."]
     (out / "report.md").write_text("\n".join(lines) + "\n")
 
 
