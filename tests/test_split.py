@@ -177,3 +177,43 @@ def test_cli_split_prints_the_splits_and_writes_them(tmp_path: Path) -> None:
     assert doc["splits"]["fc1"] == {"dim": "channel", "degree": 2, "devices": ["gpu0", "gpu1"]}
     assert {e["task"] for e in doc["schedule"] if e["op"] == "fc1"} == {0, 1}
     assert doc["baselines"]["data_parallel_ms"] == pytest.approx(18.03)
+
+
+def test_onnx_import_fills_split_dims_and_the_graph_splits() -> None:
+    onnx = pytest.importorskip("onnx")
+    from placer.importers.onnx_model import import_onnx
+    from tests.test_importers import _cnn
+
+    doc = import_onnx(_cnn(onnx, batch="4"), training=True, optimizer="sgd").document
+    ops = {op["id"]: op for op in doc["ops"]}
+    assert ops["conv"]["dims"] == {"sample": 4, "channel": 4}
+    assert ops["fc"]["dims"] == {"sample": 4, "channel": 10, "input_channel": 64}
+    assert ops["fc.bwd"]["dims"] == ops["fc"]["dims"] and ops["fc.update"]["weight_bytes"] == 2600
+    graph = parse_graph(doc)
+    hw = parse_hardware({"devices": [{"id": "a", "peak_tflops": 1e-3, "memory_bandwidth_gb_per_s": 1e-3},
+                                     {"id": "b", "peak_tflops": 1e-3, "memory_bandwidth_gb_per_s": 1e-3}],
+                         "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 10.0}]})
+    result = place(graph, hw, _options())
+    assert result.splits, "slow devices and a fast link: splitting pays"
+    assert result.makespan_ms <= result.baselines.data_parallel_ms + 1e-9
+    assert result.makespan_ms < result.baselines.placement_only_ms
+    assert check_result(graph, hw, result) == []
+
+
+def test_torch_import_fills_split_dims() -> None:
+    torch = pytest.importorskip("torch")
+    from placer.importers.torch_model import import_torch
+
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
+    doc = import_torch((model, (torch.randn(4, 16),)), training=True, optimizer="sgd").document
+    ops = {op["id"]: op for op in doc["ops"]}
+    assert ops["linear"]["dims"] == {"sample": 4, "channel": 32, "input_channel": 16}
+    assert ops["relu"]["dims"] == {"sample": 4, "channel": 32}
+    assert ops["linear_1.bwd"]["dims"] == {"sample": 4, "channel": 8, "input_channel": 32}
+    assert ops["linear.update"]["weight_bytes"] == (16 * 32 + 32) * 4
+    graph = parse_graph(doc)
+    hw = parse_hardware({"devices": [{"id": "a", "peak_tflops": 1e-3, "memory_bandwidth_gb_per_s": 1e-3},
+                                     {"id": "b", "peak_tflops": 1e-3, "memory_bandwidth_gb_per_s": 1e-3}],
+                         "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 10.0}]})
+    result = place(graph, hw, _options())
+    assert result.splits and check_result(graph, hw, result) == []

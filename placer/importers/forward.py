@@ -93,6 +93,8 @@ class ForwardOp:
     output_bytes: int = 0
     view: bool = False
     reads_parameters: bool = False
+    out_shape: tuple[int, ...] | None = None  # the output's shape, batch first (split dims)
+    in_shape: tuple[int, ...] | None = None   # the first input's shape
 
 
 @dataclass
@@ -175,6 +177,24 @@ def fold_views(graph: ForwardGraph) -> ForwardGraph:
     return ForwardGraph(ops=[op for op in ops if op.id not in removed], edges=edges)
 
 
+def split_dims(op: ForwardOp) -> dict[str, int]:
+    """The output dimensions a split plan may cut (docs/split.md), from the shapes: the batch
+    (the first axis), the channels (NCHW's second axis, else the last), a matmul's input
+    features. Empty when the shapes are unknown or the op is not one the planner splits."""
+    from placer.split.semantics import base_kind, split_dims as kind_dims
+
+    shape = op.out_shape
+    allowed = kind_dims(op.kind)
+    if not shape or len(shape) < 2 or not allowed:
+        return {}
+    dims = {"sample": shape[0]}
+    if "channel" in allowed:
+        dims["channel"] = shape[1] if len(shape) == 4 else shape[-1]
+    if "input_channel" in allowed and op.in_shape and base_kind(op.kind) == "matmul":
+        dims["input_channel"] = op.in_shape[-1]
+    return {d: n for d, n in dims.items() if isinstance(n, int) and n > 1}
+
+
 def _forward_op(op: ForwardOp, memory_bytes: int, group: str | None) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "id": op.id,
@@ -185,6 +205,10 @@ def _forward_op(op: ForwardOp, memory_bytes: int, group: str | None) -> dict[str
     }
     if group is not None:
         doc["group"] = group
+    dims = split_dims(op)
+    if dims:
+        doc["dims"] = dims
+        doc["weight_bytes"] = int(op.weight_bytes)
     return doc
 
 
@@ -227,6 +251,7 @@ def to_document(
             "bytes_accessed": float(2 * op.bytes_accessed),
             "memory_bytes": int(op.param_bytes),
             "group": op.id,
+            **({"dims": split_dims(op), "weight_bytes": int(op.weight_bytes)} if split_dims(op) else {}),
         })
         edges_out.append({"src": op.id, "dst": bwd, "bytes": 0})
         if op.param_bytes:
@@ -237,6 +262,7 @@ def to_document(
                 "flops": float(flops_per_param * op.param_elements),
                 "bytes_accessed": float(traffic_tensors * op.param_bytes),
                 "memory_bytes": int(state_tensors * op.param_bytes),
+                "weight_bytes": int(op.param_bytes),  # what a sample split all-reduces
                 "group": op.id,
             })
             edges_out.append({"src": bwd, "dst": upd, "bytes": 0})

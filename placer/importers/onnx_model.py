@@ -445,7 +445,9 @@ def import_onnx(
             flops = 0.0
         sizes = [None if t is None or t.shape is None else t.nbytes for t in ins + outs if t is not None]
         view = node.op_type in _VIEW or (not keep_views and is_shape_arithmetic(sizes))
-        op = ForwardOp(id=op_id, kind=node.op_type, flops=flops, view=view)
+        op = ForwardOp(id=op_id, kind=node.op_type, flops=flops, view=view,
+                       out_shape=outs[0].shape if outs and outs[0] is not None else None,
+                       in_shape=ins[0].shape if ins and ins[0] is not None else None)
         seen: set[str] = set()
         for tensor_name, t in zip(node.input, ins):
             if not tensor_name or tensor_name in seen or t is None:

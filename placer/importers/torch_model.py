@@ -90,6 +90,14 @@ class _NoFormula(Exception):
     """The node's arguments are not what its formula expects."""
 
 
+def _maybe_shape(value: Any) -> tuple[int, ...] | None:
+    """A tensor's static shape, or None (not a tensor, or symbolic sizes)."""
+    try:
+        return tuple(int(d) for d in value.shape)
+    except Exception:
+        return None
+
+
 def _shape(value: Any) -> tuple[int, ...]:
     shape = getattr(value, "shape", None)
     if shape is None:
@@ -233,7 +241,9 @@ def forward_graph(capture: TorchCapture, *, keep_views: bool = False) -> tuple[F
         if flops is None:
             unknown[name_] += 1
             flops = 0.0
-        op = ForwardOp(id=capture.op_ids[node.name], kind=name_, flops=float(flops), view=view)
+        op = ForwardOp(id=capture.op_ids[node.name], kind=name_, flops=float(flops), view=view,
+                       out_shape=_maybe_shape(out),
+                       in_shape=_maybe_shape(value_of(node.args[0]) if node.args else None))
         for arg in node.all_input_nodes:
             nbytes = _nbytes(arg.meta.get("val"))
             if not view:

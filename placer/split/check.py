@@ -18,7 +18,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from placer.schema import GraphSpec, HardwareSpec, OpSpec, ResultSpec
-from placer.split.costs import task_memory_bytes, task_time_ms, transfers
+from placer.split.costs import gradient_bytes, task_memory_bytes, task_time_ms, transfers
 from placer.split.semantics import Layout, input_need, output_layout, role, split_dims
 
 __all__ = ["SplitReplay", "check_split_result", "simulate_split"]
@@ -161,7 +161,7 @@ def check_split_result(graph: GraphSpec, hardware: HardwareSpec, result: ResultS
         same_group = src.group is not None and src.group == dst.group
         if same_group and a.degree > 1 and a.dim == "sample" and role(src.kind) == "backward" \
                 and role(dst.kind) == "update":
-            errors += _check_all_reduce(reduced.get((edge.src, edge.dst)), name, edge.bytes, a, end_u,
+            errors += _check_all_reduce(reduced.get((edge.src, edge.dst)), name, gradient_bytes(edge.bytes, dst), a, end_u,
                                         [tasks[edge.dst, j] for j in range(b.degree)], links, tol)
             continue
         if same_group:  # task-local: task k feeds task k on the same device

@@ -20,7 +20,7 @@ from placer.routing import Router
 from placer.schema import DeviceSpec, OpSpec
 from placer.split.semantics import Layout, fraction, role
 
-__all__ = ["Move", "ring_all_reduce_ms", "ring_routes", "task_memory_bytes", "task_time_ms", "transfers"]
+__all__ = ["Move", "gradient_bytes", "ring_all_reduce_ms", "ring_routes", "task_memory_bytes", "task_time_ms", "transfers"]
 
 
 def task_time_ms(op: OpSpec, device: DeviceSpec, dim: str | None, degree: int, overhead_ms: float) -> float:
@@ -79,6 +79,12 @@ def transfers(size_bytes: int, out: Layout, need: Layout, src_devices: tuple[int
             if share > 0:
                 moves.append(Move(k, j, src, dst, max(1, math.ceil(share * size_bytes - 1e-9))))
     return moves
+
+
+def gradient_bytes(edge_bytes: int, update: OpSpec) -> int:
+    """Bytes a sample split all-reduces on a backward -> update edge: the edge's, or, where the
+    graph gives the edge no size (the importers' colocated edges), the update's weights."""
+    return edge_bytes or (update.weight_bytes or 0)
 
 
 def ring_routes(router: Router, devices: list[str], size_bytes: float) -> list[tuple[str, ...]]:

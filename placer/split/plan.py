@@ -18,7 +18,7 @@ from placer.model import Problem
 from placer.schedule import Schedule
 from placer.schema import CollectiveEntry, ScheduleEntry, SplitEntry, TransferEntry
 from placer.split.configs import Config, SplitOptions, unit_configs
-from placer.split.costs import Move, ring_all_reduce_ms, ring_routes, task_memory_bytes, task_time_ms, transfers
+from placer.split.costs import Move, gradient_bytes, ring_all_reduce_ms, ring_routes, task_memory_bytes, task_time_ms, transfers
 from placer.split.semantics import Layout, input_need, output_layout, role
 
 __all__ = ["EdgeCost", "SplitPlan", "SplitProblem"]
@@ -119,7 +119,8 @@ class SplitProblem:
         if p.group[u] == p.group[v]:
             if a.degree > 1 and a.dim == "sample" and self.roles[u] == "backward" and self.roles[v] == "update":
                 names = [p.devices[d] for d in a.devices]
-                return EdgeCost(ring_all_reduce_ms(p.router, names, edge.size_bytes), all_reduce=True)
+                size = gradient_bytes(edge.size_bytes, self.spec[v])
+                return EdgeCost(ring_all_reduce_ms(p.router, names, size), all_reduce=True)
             return EdgeCost(0.0)  # task-local
         out, need = self.layouts(e, ca, cb)
         moves = tuple(transfers(edge.size_bytes, out, need, a.devices, b.devices))
@@ -239,9 +240,10 @@ class SplitProblem:
             a, b = self.config_of(u, ca), self.config_of(v, cb)
             if cost.all_reduce:
                 names = [p.devices[d] for d in a.devices]
+                size = gradient_bytes(edge.size_bytes, self.spec[v])
                 collectives.append(CollectiveEntry(
-                    src=p.ops[u], dst=p.ops[v], participants=names, bytes=edge.size_bytes,
-                    routes=[list(r) for r in ring_routes(p.router, names, edge.size_bytes / len(names))],
+                    src=p.ops[u], dst=p.ops[v], participants=names, bytes=size,
+                    routes=[list(r) for r in ring_routes(p.router, names, size / len(names))],
                     start_ms=plan.end_ms[u], end_ms=plan.end_ms[u] + cost.delay_ms))
             for m in cost.moves:
                 src, dst = p.devices[m.src], p.devices[m.dst]

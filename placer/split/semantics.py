@@ -37,7 +37,27 @@ __all__ = [
 ]
 
 BACKWARD_SUFFIX = "_grad"
+BACKWARD_SUFFIXES = ("_grad", ".bwd")  # the zoo's and the importers' backward kinds
 UPDATE_KINDS = frozenset({"sgd_momentum", "sgd", "adam", "adamw", "update", "optimizer"})
+UPDATE_SUFFIX = ".update"  # the importers' optimizer kinds (adam.update, ...)
+
+# framework op names (ONNX op types, torch aten names) -> the kinds below
+ALIASES: dict[str, str] = {
+    **dict.fromkeys(("Conv", "Conv2d", "convolution", "conv2d"), "conv2d"),
+    **dict.fromkeys(("Gemm", "MatMul", "Linear", "linear", "addmm", "mm", "matmul"), "matmul"),
+    **dict.fromkeys(("Relu", "relu", "relu_"), "relu"),
+    **dict.fromkeys(("Gelu", "gelu"), "gelu"),
+    **dict.fromkeys(("Tanh", "tanh"), "tanh"),
+    **dict.fromkeys(("Sigmoid", "sigmoid"), "sigmoid"),
+    **dict.fromkeys(("Add", "add", "add_"), "add"),
+    **dict.fromkeys(("BatchNormalization", "batch_norm", "native_batch_norm", "_native_batch_norm_legit",
+                     "_native_batch_norm_legit_no_training", "_native_batch_norm_legit_functional"), "batchnorm"),
+    **dict.fromkeys(("LayerNormalization", "layer_norm", "native_layer_norm"), "layernorm"),
+    **dict.fromkeys(("MaxPool", "AveragePool", "GlobalAveragePool", "max_pool2d", "avg_pool2d",
+                     "adaptive_avg_pool2d", "max_pool2d_with_indices", "_adaptive_avg_pool2d"), "pool"),
+    **dict.fromkeys(("Softmax", "softmax", "_softmax", "LogSoftmax", "log_softmax", "_log_softmax"), "softmax"),
+    **dict.fromkeys(("Concat", "cat"), "concat"),
+}
 
 
 # kinds whose output mixes every input feature: a feature-split task needs its whole input
@@ -77,18 +97,23 @@ WHOLE = Layout("whole")
 
 
 def role(kind: str | None) -> Role:
-    if kind is not None and kind in UPDATE_KINDS:
+    if kind is not None and (kind in UPDATE_KINDS or kind.endswith(UPDATE_SUFFIX)):
         return "update"
-    if kind is not None and kind.endswith(BACKWARD_SUFFIX):
+    if kind is not None and kind.endswith(BACKWARD_SUFFIXES):
         return "backward"
     return "forward"
 
 
 def base_kind(kind: str | None) -> str | None:
-    """The forward kind an op's kind derives from (``conv2d_grad`` -> ``conv2d``)."""
-    if kind is not None and kind.endswith(BACKWARD_SUFFIX):
-        return kind[: -len(BACKWARD_SUFFIX)]
-    return kind
+    """The forward kind an op's kind derives from, framework names resolved
+    (``conv2d_grad`` -> ``conv2d``, ``Gemm.bwd`` -> ``matmul``)."""
+    if kind is None:
+        return None
+    for suffix in BACKWARD_SUFFIXES:
+        if kind.endswith(suffix):
+            kind = kind[: -len(suffix)]
+            break
+    return ALIASES.get(kind, kind)
 
 
 def split_dims(kind: str | None) -> tuple[str, ...]:
