@@ -217,3 +217,14 @@ def test_torch_import_fills_split_dims() -> None:
                          "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 10.0}]})
     result = place(graph, hw, _options())
     assert result.splits and check_result(graph, hw, result) == []
+
+
+def test_crossover_su_m_with_split_compares_against_the_best_m_device_plan() -> None:
+    from placer.crossover.config import EngineSpec
+    from placer.crossover.engine_speedup import engine_speedups
+
+    graph, hw = json.loads(MLP.read_text()), json.loads(TWO_GPUS.read_text())
+    placed = engine_speedups(EngineSpec(graph=graph, hardware=hw, m=[2], time_limit_s=10))[2]
+    split = engine_speedups(EngineSpec(graph=graph, hardware=hw, m=[2], time_limit_s=10, split=True))[2]
+    assert placed.speedup == pytest.approx(1.0)  # a chain: placement cannot help
+    assert split.speedup == pytest.approx(28.0 / 15.535)

@@ -169,6 +169,8 @@ class EngineSpec(_Strict):
     device_ids: dict[MWidthKey, list[Identifier]] = Field(default_factory=dict)
     solver: Kind = "cpsat"
     time_limit_s: Positive = 10.0
+    # SU^M with split operators (docs/split.md): hybrid DP x MP against the best M-device plan
+    split: bool = False
 
     @model_validator(mode="after")
     def _consistent(self) -> EngineSpec:

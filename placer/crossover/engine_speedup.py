@@ -191,7 +191,7 @@ def engine_speedups(
     from placer.engine import PlaceOptions, place  # the engine pulls in the solver back ends
 
     try:
-        options = PlaceOptions(solver=spec.solver, time_limit_s=spec.time_limit_s)
+        options = PlaceOptions(solver=spec.solver, time_limit_s=spec.time_limit_s, split=spec.split)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"]) or "options"
