@@ -228,3 +228,25 @@ def test_crossover_su_m_with_split_compares_against_the_best_m_device_plan() -> 
     split = engine_speedups(EngineSpec(graph=graph, hardware=hw, m=[2], time_limit_s=10, split=True))[2]
     assert placed.speedup == pytest.approx(1.0)  # a chain: placement cannot help
     assert split.speedup == pytest.approx(28.0 / 15.535)
+
+
+def test_cli_simulate_and_validate_read_split_results(tmp_path: Path) -> None:
+    result = tmp_path / "r.json"
+    base = [sys.executable, "-m", "placer.cli"]
+    inputs = [str(MLP), "--hardware", str(TWO_GPUS)]
+    subprocess.run(base + ["solve", *inputs, "--split", "-q", "-o", str(result)], check=True, cwd=ROOT,
+                   capture_output=True)
+    sim = subprocess.run(base + ["simulate", *inputs, "--placement", str(result), "--contention",
+                                 "--trace", str(tmp_path / "t.json")], capture_output=True, text=True, cwd=ROOT)
+    assert sim.returncode == 0, sim.stderr
+    assert "simulated makespan 15.535 ms" in sim.stdout
+    trace = json.loads((tmp_path / "t.json").read_text())
+    assert any(e.get("name") == "fc1#1" for e in trace["traceEvents"])
+    ok = subprocess.run(base + ["validate", *inputs, str(result)], capture_output=True, text=True, cwd=ROOT)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    doc = json.loads(result.read_text())
+    doc["collectives"] = []
+    (tmp_path / "bad.json").write_text(json.dumps(doc))
+    bad = subprocess.run(base + ["validate", *inputs, str(tmp_path / "bad.json")], capture_output=True, text=True,
+                         cwd=ROOT)
+    assert bad.returncode != 0 and "has no all-reduce" in bad.stdout + bad.stderr

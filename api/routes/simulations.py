@@ -15,6 +15,7 @@ from api.schemas import SimulationReply, SimulationRequest
 from api.settings import Settings
 from placer.errors import InputError
 from placer.replay import ReplayPlan, replay, replay_plan
+from placer.validate import check_result
 
 __all__ = ["router"]
 
@@ -27,6 +28,14 @@ def _simulate(raw: object, settings: Settings) -> JSONResponse:
     body = validate_body(SimulationRequest, raw)
     hardware = resolve_hardware_ref(body.hardware)
     check_limits(body.graph, hardware, settings)
+    if body.result is not None and body.result.splits is not None:  # a split plan (docs/split.md)
+        from placer.split.report import replay_split
+
+        violations = check_result(body.graph, hardware, body.result)
+        if violations:
+            raise InputError("result: not a valid split plan of this graph: " + "; ".join(violations[:3]))
+        report = replay_split(body.graph, hardware, body.result, contention=body.contention)
+        return json_reply(SimulationReply, report.to_dict())
     if body.result is not None:
         known = {op.id for op in body.graph.ops}
         for i, entry in enumerate(body.result.schedule):  # not an "order" problem: the op does not exist

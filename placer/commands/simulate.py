@@ -29,10 +29,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     graph = resolve_graph(args.graph)
     hardware = resolve_hardware(args.hardware)
-    plan = parse_placement_document(load_json(args.placement), what=str(args.placement))
-    if args.fifo:
-        plan = replace(plan, order=None)
-    report = replay(graph, hardware, plan, contention=args.contention)
+    raw = load_json(args.placement)
+    if isinstance(raw, dict) and raw.get("splits") is not None:  # a split plan (docs/split.md)
+        from placer.schema import parse_result
+        from placer.split.report import replay_split
+
+        report = replay_split(graph, hardware, parse_result(raw), contention=args.contention)
+    else:
+        plan = parse_placement_document(raw, what=str(args.placement))
+        if args.fifo:
+            plan = replace(plan, order=None)
+        report = replay(graph, hardware, plan, contention=args.contention)
     print(f"simulated makespan {report.makespan_ms:.6g} ms ({report.policy} order, "
           f"{'with' if report.contention else 'no'} link contention)")
     for device, util in report.device_utilisation.items():

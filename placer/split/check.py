@@ -258,6 +258,7 @@ class SplitReplay:
     link_bytes: dict[str, int] = field(default_factory=dict)
     link_busy_ms: dict[str, float] = field(default_factory=dict)
     collective_ms: float = 0.0
+    start_ms: dict[tuple[str, int], float] = field(default_factory=dict)  # (op, task) -> replayed start
 
     @property
     def device_utilisation(self) -> dict[str, float]:
@@ -306,6 +307,7 @@ def simulate_split(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec,
         return begin + ms
 
     collective_ms = 0.0
+    starts: dict[tuple[str, int], float] = {}
     for op_id in order:
         ready = max((free[e.device] for e in tasks[op_id]), default=0.0)
         for src in preds[op_id]:
@@ -339,6 +341,7 @@ def simulate_split(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec,
         latest = ready
         for e in tasks[op_id]:
             spent = e.end_ms - e.start_ms
+            starts[op_id, e.task or 0] = ready
             task_end[op_id, e.task or 0] = ready + spent
             free[e.device] = ready + spent
             busy[e.device] += spent
@@ -346,4 +349,4 @@ def simulate_split(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec,
         end[op_id] = latest
     makespan = max(end.values(), default=0.0)
     return SplitReplay(makespan, {d.id: busy.get(d.id, 0.0) for d in hardware.devices}, dict(link_bytes),
-                       dict(link_busy), collective_ms)
+                       dict(link_busy), collective_ms, starts)

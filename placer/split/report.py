@@ -8,11 +8,30 @@ from collections import defaultdict
 from placer.schema import GraphSpec, HardwareSpec, ResultSpec
 from placer.simulator import SimulatedTransfer, SimulationReport
 
-__all__ = ["split_report", "task_name"]
+__all__ = ["replay_split", "split_report", "task_name"]
 
 
 def task_name(op: str, task: int | None) -> str:
     return op if task is None else f"{op}#{task}"
+
+
+def replay_split(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec,
+                 contention: bool = False) -> SimulationReport:
+    """Replay a split result (placer.split.check.simulate_split) as a SimulationReport: the
+    replayed task times, device and link figures; the transfers drawn at the plan's times."""
+    from placer.split.check import simulate_split
+
+    replayed = simulate_split(graph, hardware, result, contention)
+    report = split_report(graph, hardware, result)
+    for e in result.schedule:
+        name, k = task_name(e.op, e.task), e.task or 0
+        report.start_ms[name] = replayed.start_ms[e.op, k]
+        report.end_ms[name] = replayed.start_ms[e.op, k] + (e.end_ms - e.start_ms)
+    report.makespan_ms = replayed.makespan_ms
+    report.contention = contention
+    report.device_busy_ms = replayed.device_busy_ms
+    report.link_bytes, report.link_busy_ms = replayed.link_bytes, replayed.link_busy_ms
+    return report
 
 
 def split_report(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec) -> SimulationReport:

@@ -57,3 +57,14 @@ def test_split_with_a_milp_solver_is_a_4xx_naming_the_option(client: httpx.Clien
                                             "options": {"split": True, "solver": "cbc"}})
     assert 400 <= r.status_code < 500
     assert "split" in r.text and "cbc" in r.text
+
+
+def test_a_split_result_replays_over_http(client: httpx.Client) -> None:
+    result = client.post("/v1/placements", json={"graph": MLP, "hardware": TWO, "options": OPTIONS}).json()
+    r = client.post("/v1/simulations", json={"graph": MLP, "hardware": TWO, "result": result, "contention": True})
+    assert r.status_code == 200, r.text
+    assert r.json()["makespan_ms"] == pytest.approx(15.535)
+    assert any(e["op"] == "fc1#1" for e in r.json()["schedule"])
+    broken = dict(result, collectives=[])
+    bad = client.post("/v1/simulations", json={"graph": MLP, "hardware": TWO, "result": broken})
+    assert 400 <= bad.status_code < 500 and "all-reduce" in bad.text
