@@ -7,11 +7,26 @@ engine returns has passed it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 
 from placer.cost import op_time_ms
-from placer.schema import GraphSpec, HardwareSpec, ResultSpec
+from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry
 
-__all__ = ["check_result"]
+__all__ = ["check_result", "overlaps"]
+
+
+def overlaps(entries: Iterable[ScheduleEntry], tol: float) -> list[str]:
+    """Every pair of schedule entries that overlap on one device."""
+    by_device: dict[str, list[ScheduleEntry]] = defaultdict(list)
+    for entry in entries:
+        by_device[entry.device].append(entry)
+    errors = []
+    for device, spans in by_device.items():
+        spans.sort(key=lambda s: (s.start_ms, s.end_ms))
+        for first, second in zip(spans, spans[1:]):
+            if second.start_ms < first.end_ms - tol:
+                errors.append(f"ops {first.op!r} and {second.op!r} overlap on {device!r}")
+    return errors
 
 
 def check_result(
@@ -75,14 +90,7 @@ def check_result(
         if abs((entry.end_ms - entry.start_ms) - need) > tol:
             errors.append(f"op {op_id!r} lasts {entry.end_ms - entry.start_ms} ms on {entry.device!r}, needs {need} ms")
 
-    by_device: dict[str, list] = defaultdict(list)
-    for entry in entries.values():
-        by_device[entry.device].append(entry)
-    for device, spans in by_device.items():
-        spans.sort(key=lambda s: (s.start_ms, s.end_ms))
-        for first, second in zip(spans, spans[1:]):
-            if second.start_ms < first.end_ms - tol:
-                errors.append(f"ops {first.op!r} and {second.op!r} overlap on {device!r}")
+    errors += overlaps(entries.values(), tol)
 
     transfers = {(t.src, t.dst): t for t in result.transfers}
     for edge in graph.edges:

@@ -181,7 +181,8 @@ def split_dims(op: ForwardOp) -> dict[str, int]:
     """The output dimensions a split plan may cut (docs/split.md), from the shapes: the batch
     (the first axis), the channels (NCHW's second axis, else the last), a matmul's input
     features. Empty when the shapes are unknown or the op is not one the planner splits."""
-    from placer.split.semantics import base_kind, split_dims as kind_dims
+    from placer.split.semantics import base_kind
+    from placer.split.semantics import split_dims as kind_dims
 
     shape = op.out_shape
     allowed = kind_dims(op.kind)

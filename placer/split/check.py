@@ -14,12 +14,14 @@ before its update starts; memory per device fits; the makespan is the latest end
 """
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from placer.schema import GraphSpec, HardwareSpec, OpSpec, ResultSpec
 from placer.split.costs import gradient_bytes, task_memory_bytes, task_time_ms, transfers
 from placer.split.semantics import Layout, input_need, output_layout, role, split_dims
+from placer.validate import overlaps
 
 __all__ = ["SplitReplay", "check_split_result", "simulate_split"]
 
@@ -88,7 +90,7 @@ def _layouts(src: OpSpec, dst: OpSpec, a: _Cut, b: _Cut) -> tuple[Layout, Layout
 
 
 def _route_ms(links: dict, route: list[str], size_bytes: float) -> float | None:
-    hops = list(zip(route, route[1:]))
+    hops = list(itertools.pairwise(route))
     if any(frozenset(h) not in links for h in hops):
         return None
     return sum(size_bytes / (links[frozenset(h)].bandwidth_gb_per_s * 1e9) * 1e3
@@ -140,14 +142,7 @@ def check_split_result(graph: GraphSpec, hardware: HardwareSpec, result: ResultS
     if errors:
         return errors
 
-    by_device: dict[str, list] = defaultdict(list)
-    for entry in tasks.values():
-        by_device[entry.device].append(entry)
-    for device, spans in by_device.items():
-        spans.sort(key=lambda s: (s.start_ms, s.end_ms))
-        for first, second in zip(spans, spans[1:]):
-            if second.start_ms < first.end_ms - tol:
-                errors.append(f"ops {first.op!r} and {second.op!r} overlap on {device!r}")
+    errors += overlaps(tasks.values(), tol)
 
     moved: dict[tuple[str, str, int, int], list] = defaultdict(list)
     for t in result.transfers:
@@ -272,7 +267,6 @@ def simulate_split(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec,
     has arrived. With `contention` each link direction carries one piece at a time, first
     come first served in the replay's order (store and forward, hop by hop)."""
     links = {frozenset((link.a, link.b)): link for link in hardware.links}
-    ops = {op.id: op for op in graph.ops}
     first_start: dict[str, float] = {}
     for e in result.schedule:
         first_start[e.op] = min(first_start.get(e.op, e.start_ms), e.start_ms)
@@ -328,7 +322,7 @@ def simulate_split(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec,
                     step_end = at
                     for route in item.routes:
                         t = at
-                        for u, v in zip(route, route[1:]):
+                        for u, v in itertools.pairwise(route):
                             t = hop(u, v, item.bytes / d, t)
                         step_end = max(step_end, t)
                     at = step_end

@@ -214,6 +214,3 @@ def plan_summary(result: ResultSpec) -> list[str]:
         lines.append(f"placement only: {po:.3f} ms" if po is not None else "placement only: none")
     return lines
 
-
-def _finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)

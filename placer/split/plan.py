@@ -9,7 +9,6 @@ gradient, which is all-reduced over its devices before its update runs.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -18,7 +17,15 @@ from placer.model import Problem
 from placer.schedule import Schedule
 from placer.schema import CollectiveEntry, ScheduleEntry, SplitEntry, TransferEntry
 from placer.split.configs import Config, SplitOptions, unit_configs
-from placer.split.costs import Move, gradient_bytes, ring_all_reduce_ms, ring_routes, task_memory_bytes, task_time_ms, transfers
+from placer.split.costs import (
+    Move,
+    gradient_bytes,
+    ring_all_reduce_ms,
+    ring_routes,
+    task_memory_bytes,
+    task_time_ms,
+    transfers,
+)
 from placer.split.semantics import Layout, input_need, output_layout, role
 
 __all__ = ["EdgeCost", "SplitPlan", "SplitProblem"]
@@ -253,13 +260,4 @@ class SplitProblem:
                     task=m.j if b.degree > 1 else None, src_task=m.k if a.degree > 1 else None))
         return schedule, moves, collectives
 
-    def collective_ms(self, plan: SplitPlan) -> float:
-        """Time spent in all-reduces, summed over them."""
-        p = self.problem
-        return sum(self.edge_cost(e, plan.config[p.group[edge.src]], plan.config[p.group[edge.dst]]).delay_ms
-                   for e, edge in enumerate(p.edges)
-                   if self.edge_cost(e, plan.config[p.group[edge.src]], plan.config[p.group[edge.dst]]).all_reduce)
 
-
-def plan_is_consistent(plan: SplitPlan) -> bool:
-    return all(math.isfinite(t) for t in plan.end_ms)

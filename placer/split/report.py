@@ -3,6 +3,7 @@ chart draw split plans as they draw placements: each task is a row entry named `
 device, each redistribution piece and each hop of an all-reduce ring a transfer on its links."""
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 from placer.schema import GraphSpec, HardwareSpec, ResultSpec
@@ -49,7 +50,7 @@ def split_report(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec) -
 
     def add(src: str, dst: str, size: float, route: list[str], at: float, until: float | None = None) -> None:
         t = SimulatedTransfer(src, dst, int(size), tuple(route), start_ms=at)
-        for a, b in zip(route, route[1:]):
+        for a, b in itertools.pairwise(route):
             link = links[frozenset((a, b))]
             ms = size / (link.bandwidth_gb_per_s * 1e9) * 1e3 + link.latency_us * 1e-3
             t.hops.append((a, b, at, at + ms))

@@ -27,8 +27,8 @@ from placer.schema import SPLIT_DIMS as DIMS  # the dimension names a graph may 
 __all__ = [
     "BACKWARD_SUFFIX",
     "DIMS",
-    "Layout",
     "UPDATE_KINDS",
+    "Layout",
     "base_kind",
     "input_need",
     "output_layout",
@@ -132,16 +132,25 @@ def _axis(dim: str) -> Literal["sample", "feature"]:
     return "sample" if dim == "sample" else "feature"
 
 
-def output_layout(kind: str | None, dim: str | None, degree: int) -> Layout:
-    """How an op's output (a forward op's result, a backward op's input gradient) lies over its
-    tasks when the op is split along `dim` into `degree` tasks."""
+def _common_layout(kind: str | None, dim: str | None, degree: int) -> Layout | None:
+    """What inputs and outputs share: whole at degree 1, a replica (sample) or slice (channel)
+    for an update, and a sample slice for every sample split."""
     if dim is None or degree == 1:
         return WHOLE
-    r, base = role(kind), base_kind(kind)
-    if r == "update":
+    if role(kind) == "update":
         return Layout("replica", degree) if dim == "sample" else Layout("split", degree, "feature")
     if dim == "sample":
         return Layout("split", degree, "sample")
+    return None
+
+
+def output_layout(kind: str | None, dim: str | None, degree: int) -> Layout:
+    """How an op's output (a forward op's result, a backward op's input gradient) lies over its
+    tasks when the op is split along `dim` into `degree` tasks."""
+    common = _common_layout(kind, dim, degree)
+    if common is not None:
+        return common
+    r, base = role(kind), base_kind(kind)
     if dim in ("input_channel", "vocab"):
         # forward: each task sums over its share of the inputs (rows of the table);
         # backward: the input gradient of a row-parallel matmul is split like its input
@@ -156,13 +165,10 @@ def output_layout(kind: str | None, dim: str | None, degree: int) -> Layout:
 def input_need(kind: str | None, dim: str | None, degree: int) -> Layout:
     """The part of an input tensor each task of a split op needs (for a backward op, its input
     is the gradient of the forward op's output)."""
-    if dim is None or degree == 1:
-        return WHOLE
+    common = _common_layout(kind, dim, degree)
+    if common is not None:
+        return common
     r, base = role(kind), base_kind(kind)
-    if r == "update":
-        return Layout("replica", degree) if dim == "sample" else Layout("split", degree, "feature")
-    if dim == "sample":
-        return Layout("split", degree, "sample")
     if r == "backward":
         # the gradient of a channel-split output is split like it; a row-parallel or vocabulary
         # task needs the whole output gradient
