@@ -219,7 +219,10 @@ def test_resnet50_conv1_costs_by_hand():
     assert ops["conv1.bwd"]["flops"] == 2 * 32 * flops
     assert ops["conv1.update"] == {"id": "conv1.update", "kind": "sgd_momentum", "flops": 4.0 * weights,
                                    "bytes_accessed": 20.0 * weights, "memory_bytes": 12 * weights,
-                                   "group": "conv1"}
+                                   "weight_bytes": 4 * weights, "group": "conv1"}
+    # what a split plan may cut (docs/split.md): the batch and the 64 output channels
+    assert ops["conv1"]["dims"] == ops["conv1.bwd"]["dims"] == {"sample": 32, "channel": 64}
+    assert ops["conv1"]["weight_bytes"] == 4 * weights and ops["conv1.bwd"]["weight_bytes"] == 8 * weights
     assert ops["relu"]["flops"] == 32 * 64 * 112 * 112 and ops["relu.bwd"]["flops"] == ops["relu"]["flops"]
     assert edges[("images", "conv1")] == 32 * image
     assert edges[("conv1", "bn1")] == edges[("bn1.bwd", "conv1.bwd")] == 32 * activation
