@@ -252,3 +252,12 @@ def test_cli_simulate_and_validate_read_split_results(tmp_path: Path) -> None:
     bad = subprocess.run(base + ["validate", *inputs, str(tmp_path / "bad.json")], capture_output=True, text=True,
                          cwd=ROOT, check=False)
     assert bad.returncode != 0 and "has no all-reduce" in bad.stdout + bad.stderr
+
+
+def test_deterministic_split_runs_give_the_same_plan() -> None:
+    graph, hw = _mlp()
+    options = PlaceOptions(split=True, time_limit_s=10.0, deterministic=True, threads=2, seed=3)
+    first, second = place(graph, hw, options), place(graph, hw, options)
+    assert first.status == second.status == "optimal"
+    assert first.makespan_ms == second.makespan_ms == pytest.approx(15.535)
+    assert first.splits == second.splits
