@@ -10,6 +10,8 @@ op to the first hop of its transfer, from hop to hop, and from the last hop to t
 """
 from __future__ import annotations
 
+import re
+
 from collections import defaultdict
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
@@ -28,14 +30,19 @@ _UPDATE_SUFFIXES = (".update", "_update")
 _UPDATE_KINDS = ("sgd", "adam", "momentum", "optimizer", "update")
 
 
+_TASK = re.compile(r"#\d+$")
+
+
 def direction(op_id: str, kind: str | None = None) -> Direction:
     """Forward, backward (ids or kinds ending `.bwd`, `_grad`, `backward`) or weight update
     (ids ending `.update`/`_update`, optimizer kinds).
 
     >>> direction("conv1.bwd"), direction("fc", "matmul_grad"), direction("fc.update"), direction("fc")
     ('backward', 'backward', 'update', 'forward')
+    >>> direction("conv1.bwd#3")
+    'backward'
     """
-    names = [op_id.lower()] + ([kind.lower()] if kind else [])
+    names = [_TASK.sub("", op_id).lower()] + ([kind.lower()] if kind else [])  # a split op's task: op#k
     if any(n.endswith(_UPDATE_SUFFIXES) for n in names) or (kind and kind.lower().startswith(_UPDATE_KINDS)):
         return "update"
     if any(n.endswith(_BACKWARD_SUFFIXES) for n in names):
