@@ -141,6 +141,9 @@ def test_the_validator_names_what_a_broken_split_plan_breaks() -> None:
     no_move = result.model_copy(deep=True)
     no_move.transfers = no_move.transfers[1:]
     assert any("no transfer carries them" in e for e in check_split_result(graph, hw, no_move, OVERHEAD))
+    ghost = result.model_copy(deep=True)
+    ghost.splits["ghost"] = ghost.splits["fc1"]
+    assert "splits names unknown op 'ghost'" in check_split_result(graph, hw, ghost, OVERHEAD)
     bad_dim = result.model_copy(deep=True)
     bad_dim.splits["loss"] = bad_dim.splits["loss"].model_copy(update={"dim": "channel"})
     assert any("cannot be split along 'channel'" in e for e in check_split_result(graph, hw, bad_dim, OVERHEAD))

@@ -72,6 +72,9 @@ def _cuts(graph: GraphSpec, hardware: HardwareSpec, result: ResultSpec, errors: 
             cuts[op.id] = _Cut(None, (where,))
         else:
             errors.append(f"op {op.id!r} is neither placed nor split")
+    known = {op.id for op in graph.ops}
+    errors += [f"splits names unknown op {k!r}" for k in splits if k not in known]
+    errors += [f"placement names unknown op {k!r}" for k in result.placement if k not in known]
     groups: dict[str, set[_Cut]] = defaultdict(set)
     for op in graph.ops:
         if op.group is not None and op.id in cuts:
