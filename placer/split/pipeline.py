@@ -94,8 +94,7 @@ def place_split(graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions,
         strict = os.environ.get("PLACER_STRICT", "") not in ("", "0")
         for plan, source in sorted(candidates, key=lambda c: c[0].makespan_ms):
             try:
-                result = _result(sp, plan, bound, options, placed, data_parallel, placement_plan, stats, budget,
-                                 source, bounds)
+                result = _result(sp, plan, bound, options, placed, data_parallel, stats, budget, source, bounds)
             except SolutionCheckError as exc:
                 log.warning("rejected an invalid %s split plan: %s", source, exc)
                 stats.count("rejected_candidates", source)
@@ -140,8 +139,8 @@ def _solve(sp: SplitProblem, hint: SplitPlan, budget: Budget, options: PlaceOpti
 
 
 def _result(sp: SplitProblem, plan: SplitPlan, bound_ms: float, options: PlaceOptions, placed: ResultSpec,
-            data_parallel: SplitPlan | None, placement_plan: SplitPlan | None, stats: SolveStats,
-            budget: Budget, source: str, bounds: dict[str, float]) -> ResultSpec:
+            data_parallel: SplitPlan | None, stats: SolveStats, budget: Budget, source: str,
+            bounds: dict[str, float]) -> ResultSpec:
     p = sp.problem
     if not sp.fits(plan.config):
         raise SolutionCheckError(f"the {source} plan exceeds device memory")
