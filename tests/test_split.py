@@ -210,10 +210,10 @@ def test_torch_import_fills_split_dims() -> None:
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 8))
     doc = import_torch((model, (torch.randn(4, 16),)), training=True, optimizer="sgd").document
     ops = {op["id"]: op for op in doc["ops"]}
-    assert ops["linear"]["dims"] == {"sample": 4, "channel": 32, "input_channel": 16}
-    assert ops["relu"]["dims"] == {"sample": 4, "channel": 32}
-    assert ops["linear_1.bwd"]["dims"] == {"sample": 4, "channel": 8, "input_channel": 32}
-    assert ops["linear.update"]["weight_bytes"] == (16 * 32 + 32) * 4
+    assert ops["0/linear"]["dims"] == {"sample": 4, "channel": 32, "input_channel": 16}
+    assert ops["1/relu"]["dims"] == {"sample": 4, "channel": 32}
+    assert ops["2/linear.bwd"]["dims"] == {"sample": 4, "channel": 8, "input_channel": 32}
+    assert ops["0/linear.update"]["weight_bytes"] == (16 * 32 + 32) * 4
     graph = parse_graph(doc)
     hw = parse_hardware({"devices": [{"id": "a", "peak_tflops": 1e-3, "memory_bandwidth_gb_per_s": 1e-3},
                                      {"id": "b", "peak_tflops": 1e-3, "memory_bandwidth_gb_per_s": 1e-3}],
