@@ -60,6 +60,20 @@ class Budget:
         self.solves += 1
         return run, solver
 
+    def solve_cpsat_portfolio(self, pool: Any, model: Any, seconds: float, **options: Any) -> Any:
+        """`solve_cpsat` as `pool.workers` portfolio members at once (placer.portfolio), each
+        with this budget's limit for `seconds`; returns a placer.portfolio.PortfolioAnswer."""
+        from placer.portfolio import solve_portfolio
+
+        seconds = max(0.01, min(seconds, self.remaining()))
+        limit = seconds * WORK_PER_SECOND if self.deterministic else seconds
+        answer = solve_portfolio(pool, model, Limits(
+            limit, threads=1 if self.deterministic else self.threads, seed=self.seed,
+            deterministic=self.deterministic, **options))
+        self.work += answer.run.work
+        self.solves += 1
+        return answer
+
     def stats(self) -> dict[str, Any]:
         return {"mode": "deterministic" if self.deterministic else "wall_clock",
                 "cpsat_work": round(self.work, 3), "cpsat_calls": self.solves}

@@ -124,6 +124,8 @@ class Strategy:
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
+    pool_start_s: float = 1.0           # wall-clock mode: kept from portfolio members' limit for starting the
+                                        # pool's workers (placer solve --workers / --ray)
     milp_min_s: float = 0.2             # no MILP solve with less time than this left ...
     cpsat_min_s: float = 0.3            # ... nor a monolithic CP-SAT solve (wall-clock mode, with an incumbent)
     milp_finish_s: float = 0.2          # kept from the MILP's limit for reading back and checking its answer
@@ -653,21 +655,34 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     run.report(f"solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "
                f"limit {remaining:.1f} s)",
                best.makespan_ms if best else None, run.bound_ms, phase="cpsat_coarse" if coarse else "cpsat")
-    solver_run, solver = run.budget.solve_cpsat(
-        f.model, remaining, relative_gap=options.relative_gap,
-        on_solution=on_solution if run.progress else None,
-        on_bound=on_bound if run.progress else None,
-        presolve=q.n_ops <= run.strategy.big_model_ops,
-    )
+    from placer.parallel import pool_for
+
+    with pool_for(options.workers, options.ray_address, options.threads) as pool:
+        if pool is None:
+            solver_run, solver = run.budget.solve_cpsat(
+                f.model, remaining, relative_gap=options.relative_gap,
+                on_solution=on_solution if run.progress else None,
+                on_bound=on_bound if run.progress else None,
+                presolve=q.n_ops <= run.strategy.big_model_ops,
+            )
+            value = solver.value
+        else:
+            # portfolio members at once (placer.portfolio); starting the workers takes time too
+            if not options.deterministic:
+                remaining = max(0.1, remaining - run.strategy.pool_start_s)
+            answer = run.budget.solve_cpsat_portfolio(pool, f.model, remaining, relative_gap=options.relative_gap,
+                                                      presolve=q.n_ops <= run.strategy.big_model_ops)
+            solver_run, value = answer.run, answer.value
+            run.stats.record(portfolio_members=answer.members, portfolio_answered=answer.answered)
     if run.strict_failure:
         raise SolutionCheckError("cpsat produced an invalid candidate (strict mode)")
     if coarse is not None:
         if not solver_run.has_solution:  # an infeasible coarsening proves nothing
             return replace(solver_run, status=SolveStatus.NO_SOLUTION)
-        run.offer(lift(f.decode(solver.value, q)), "cpsat (coarse)")
+        run.offer(lift(f.decode(value, q)), "cpsat (coarse)")
         return replace(solver_run, status=SolveStatus.FEASIBLE)
     if solver_run.has_solution:
-        run.offer(f.decode(solver.value, p), "cpsat")
+        run.offer(f.decode(value, p), "cpsat")
         run.raise_bound(f.lower_bound_ms(solver_run.bound or 0.0), "cpsat")
     return solver_run
 

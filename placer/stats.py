@@ -59,6 +59,10 @@ class SolveStats(BaseModel):
                                      "heuristics, or to build it)")
     cpsat_skipped: str | None = Field(None, description="why the monolithic CP-SAT model was not solved "
                                       "(no time left)")
+    # portfolio members of the whole model on a pool (placer.portfolio; --workers, --ray)
+    portfolio_members: int | None = Field(None, description="CP-SAT solves of the whole model run at once, "
+                                          "one seed each")
+    portfolio_answered: int | None = Field(None, description="members that came back (the others were lost)")
     # coarsening (placer.coarsen)
     original_ops: int | None = None
     coarse_ops: int | None = None

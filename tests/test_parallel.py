@@ -103,3 +103,36 @@ def test_the_default_paths_never_import_ray() -> None:
             "assert 'ray' not in sys.modules, 'ray was imported'")
     done = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_portfolio_members_prove_the_published_optimum_and_agree_with_one_process() -> None:
+    """The whole model solved by two portfolio members at once (placer.portfolio): the classic
+    instance's published optimum, and, members being deterministic, the same answer whether
+    they ran in two processes or one after another here."""
+    from ortools.sat.python import cp_model  # noqa: F401  (the members need it: fail here, not in a child)
+
+    from placer.formulations.cpsat_model import build_cpsat
+    from placer.portfolio import solve_portfolio
+    from solvers.registry import Limits
+    from tests.test_classic_benchmarks import DATA, _load
+
+    inst = _load(DATA / "nodes_11_outtree_p2.json")
+    options = PlaceOptions(time_limit_s=20, threads=1, deterministic=True, workers=2, relative_gap=0)
+    result = place(parse_graph(inst.graph), parse_hardware(inst.hardware), options)
+    assert result.status == "optimal" and result.makespan_ms == pytest.approx(inst.optimum, abs=1e-6)
+    assert check_result(parse_graph(inst.graph), parse_hardware(inst.hardware), result) == []
+    if result.stats.best_from == "cpsat":  # the heuristics did not meet the bound first
+        assert result.stats.portfolio_members == 2 and result.stats.portfolio_answered == 2
+
+    p = build_problem(parse_graph(inst.graph), parse_hardware(inst.hardware))
+    f = build_cpsat(p, heft(p), 0.0)
+    limits = Limits(2.0, deterministic=True, seed=3)
+    pool = ProcessPool(2)
+    try:
+        in_processes = solve_portfolio(pool, f.model, limits)
+    finally:
+        pool.close()
+    here = solve_portfolio(InOrder(2), f.model, limits)
+    assert (in_processes.run.objective, in_processes.run.bound, in_processes.values) == \
+        (here.run.objective, here.run.bound, here.values)
+    assert in_processes.answered == 2 and f.decode(in_processes.value, p).device
