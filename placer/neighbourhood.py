@@ -12,7 +12,11 @@ Neighbourhoods assume no structure of the graph:
 - window: the ops that start in a stretch of the incumbent's timeline;
 - critical: a stretch of the incumbent's critical path (the ops and transfers that
   set its makespan), with the ops running beside it;
-- devices: a stretch of the timeline on two devices only (re-balancing a pair).
+- devices: a stretch of the timeline on two devices only (re-balancing a pair);
+- layers: groups that are consecutive in the graph's topological order. A training graph's
+  layer is a group (its forward, backward and update ops), so this frees a range of layers
+  wherever their ops run in time: what moves a stage of a forward pass together with the
+  matching stage of the backward pass, which no stretch of the timeline holds.
 
 Their size adapts as in CP-SAT's own LNS: a neighbourhood that CP-SAT closes (proves
 optimal) in its time makes the next one bigger, one it cannot close makes it smaller.
@@ -34,7 +38,7 @@ from solvers.base import SolveStatus
 
 __all__ = ["critical_path", "improve"]
 
-KINDS = ("window", "critical", "devices")
+KINDS = ("window", "critical", "devices", "layers")
 _MIN_GROUPS = 4
 _GROW = 1.3
 
@@ -123,6 +127,10 @@ def _neighbourhood(problem: Problem, current: Schedule, kind: str, size: int, rn
             if current.start_ms[k] < hi and current.end_ms[k] > lo:
                 free.add(problem.group[k])
         return free
+    if kind == "layers":
+        size = min(size, len(problem.groups))
+        first = rng.randrange(len(problem.groups) - size + 1)  # groups are numbered in topological order
+        return set(range(first, first + size))
     pool = by_start
     if kind == "devices" and problem.n_devices > 2:
         pair = set(rng.sample(range(problem.n_devices), 2))

@@ -81,3 +81,18 @@ def test_neighbourhood_search_offers_only_valid_improving_answers() -> None:
     counts = improve(p, f, start, budget, 2.0, 0, offer, lambda s: False, step_s=0.5)
     assert counts["steps"] >= 1
     assert offered and min(s.makespan_ms for s in offered) <= start.makespan_ms + 1e-9
+
+
+def test_a_layers_neighbourhood_frees_a_range_of_groups_in_topological_order() -> None:
+    """A layer's forward and backward ops share a group: a range of groups frees whole layers,
+    wherever their ops run in time."""
+    import random
+
+    from placer.neighbourhood import _neighbourhood
+
+    p = _training(2, n=30, devices=3)
+    s = heft(p)
+    for seed in range(5):
+        free = _neighbourhood(p, s, "layers", 7, random.Random(seed))
+        assert len(free) == 7 and max(free) - min(free) == 6 and max(free) < len(p.groups)
+    assert _neighbourhood(p, s, "layers", 10 * len(p.groups), random.Random(0)) == set(range(len(p.groups)))
