@@ -611,7 +611,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         stats.decomposition_stitched_ms = schedule.makespan_ms
     if close_gaps(deadline):
         # the time kept for re-fits that were not needed proves more (the stitched answer stays)
-        bound = cut_ms + sum((solved[source[c]].bound_ms for c in range(len(dec.components))))
+        bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
         stats.decomposition_bound_ms = bound
         stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     stats.decomposition_s = budget.spent() - began

@@ -16,23 +16,23 @@ tree to exit codes and `api.errors` to HTTP statuses, one table each.
 from __future__ import annotations
 
 __all__ = [
-    "PlacerError",
+    "DuplicateKeyError",
+    "ExecutorUnavailableError",
     "InputError",
     "InvalidGraphError",
     "InvalidHardwareError",
-    "UnknownPresetError",
-    "UnknownModelError",
     "InvalidJsonError",
-    "JsonTooDeepError",
-    "DuplicateKeyError",
     "InvalidTextError",
-    "SolutionCheckError",
+    "JsonTooDeepError",
+    "PlacerError",
     "ServiceCallError",
+    "ServiceError",
     "ServiceInputError",
+    "SolutionCheckError",
     "SolverError",
     "SolverUnavailableError",
-    "ExecutorUnavailableError",
-    "ServiceError",
+    "UnknownModelError",
+    "UnknownPresetError",
     "error_classes",
 ]
 

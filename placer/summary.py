@@ -5,7 +5,7 @@ from collections import Counter, defaultdict
 
 from placer.schema import Baselines, GraphSpec, HardwareSpec, ResultSpec
 
-__all__ = ["format_summary", "format_bytes"]
+__all__ = ["format_bytes", "format_summary"]
 
 
 def format_bytes(n: float) -> str:

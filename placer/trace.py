@@ -11,7 +11,6 @@ op to the first hop of its transfer, from hop to hop, and from the last hop to t
 from __future__ import annotations
 
 import re
-
 from collections import defaultdict
 from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal

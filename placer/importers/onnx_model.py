@@ -29,7 +29,7 @@ from placer.importers.forward import (
 )
 from placer.importers.result import ImportResult, finish
 
-__all__ = ["import_onnx", "parse_dims", "KNOWN_OP_TYPES"]
+__all__ = ["KNOWN_OP_TYPES", "import_onnx", "parse_dims"]
 
 
 @dataclass(frozen=True)
