@@ -52,10 +52,7 @@ class Budget:
     def solve_cpsat(self, model: Any, seconds: float, **options: Any) -> tuple[SolverRun, Any]:
         """Run CP-SAT for at most `seconds` of this budget (never past what is left);
         `options` are further `solvers.registry.Limits` fields."""
-        seconds = max(0.01, min(seconds, self.remaining()))
-        limit = seconds * WORK_PER_SECOND if self.deterministic else seconds
-        run, solver = get_backend("cpsat").solve(model, Limits(
-            limit, threads=self.threads, seed=self.seed, deterministic=self.deterministic, **options))
+        run, solver = get_backend("cpsat").solve(model, self._limits(seconds, threads=self.threads, **options))
         self.work += run.work
         self.solves += 1
         return run, solver
@@ -65,14 +62,18 @@ class Budget:
         with this budget's limit for `seconds`; returns a placer.portfolio.PortfolioAnswer."""
         from placer.portfolio import solve_portfolio
 
-        seconds = max(0.01, min(seconds, self.remaining()))
-        limit = seconds * WORK_PER_SECOND if self.deterministic else seconds
-        answer = solve_portfolio(pool, model, Limits(
-            limit, threads=1 if self.deterministic else self.threads, seed=self.seed,
-            deterministic=self.deterministic, **options))
+        answer = solve_portfolio(pool, model, self._limits(seconds, threads=1 if self.deterministic else self.threads,
+                                                           **options))
         self.work += answer.run.work
         self.solves += 1
         return answer
+
+    def _limits(self, seconds: float, **options: Any) -> Limits:
+        """CP-SAT's limits for at most `seconds` of this budget (never past what is left):
+        wall seconds, or work at WORK_PER_SECOND in deterministic mode."""
+        seconds = max(0.01, min(seconds, self.remaining()))
+        limit = seconds * WORK_PER_SECOND if self.deterministic else seconds
+        return Limits(limit, seed=self.seed, deterministic=self.deterministic, **options)
 
     def stats(self) -> dict[str, Any]:
         return {"mode": "deterministic" if self.deterministic else "wall_clock",

@@ -602,8 +602,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_workers=pool.workers if in_pool and pool is not None else None,
         decomposition_first_pass_s=[round(x, 3) for x in took_s],
     )
-    total_memory = sum(problem.memory_bytes)
-    memory_binds = any(cap is not None and cap < total_memory for cap in problem.capacity_bytes)
+    memory_binds = problem.memory_exceeds_a_device()
     schedule = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
     alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
                           cuts_follow_memory=False) if memory_binds else None
@@ -629,11 +628,10 @@ def _close_gaps(problem: Problem, dec: Decomposition, budget: Budget, solved: di
     again_any = False
     while True:
         remaining = until - budget.spent()
-        open_gaps = [((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
-                     if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms)]
+        open_gaps = _open_gaps(solved, copies)
         if remaining < 0.2 or not open_gaps:
             return again_any
-        _, c = max(open_gaps)
+        _, c = open_gaps[-1]
         share = min(remaining, max(0.5, 2 * last[c]))
         last[c] = share
         step(f"component {c + 1} again (gap {solved[c].objective_ms - solved[c].bound_ms:.4g} ms, "
@@ -642,6 +640,12 @@ def _close_gaps(problem: Problem, dec: Decomposition, budget: Budget, solved: di
                                  representatives=representatives)
         again_any = True
         solved[c] = _better(solved[c], again)
+
+
+def _open_gaps(solved: dict[int, _ComponentAnswer], copies: list[int]) -> list[tuple[float, int]]:
+    """(absolute gap times copies, component) of every component not proven, smallest first."""
+    return sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
+                  if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms))
 
 
 def _better(old: _ComponentAnswer, again: _ComponentAnswer) -> _ComponentAnswer:
@@ -707,8 +711,7 @@ def _close_gaps_in_pool(pool: SubSolvePool, shared: _Shared, budget: Budget, sol
     again_any = False
     while True:
         remaining = until - budget.spent()
-        open_gaps = sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
-                           if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms))
+        open_gaps = _open_gaps(solved, copies)
         if remaining < 0.2 or not open_gaps:
             return again_any
         chosen = sorted(c for _, c in open_gaps[-pool.workers:])

@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,6 +47,9 @@ from solvers import SolverRun, SolveStatus, available_solvers
 from solvers.registry import Backend, Limits, get_backend
 
 __all__ = ["EXACT_SOLVERS", "HEURISTICS", "PlaceOptions", "Progress", "Strategy", "available_solvers", "place"]
+
+if TYPE_CHECKING:
+    from placer.parallel import SubSolvePool
 
 log = logging.getLogger("placer.engine")
 
@@ -109,7 +112,7 @@ class Strategy:
     repair_time_s: float = 5.0          # wall-clock cap of one memory repair (not in deterministic mode) ...
     repair_min_s: float = 0.2           # ... within the time left, but at least this
     repair_reserve_share: float = 0.1   # of the decomposition's limit, kept for repairing its answer (at most
-                                        # repair_time_s) when the graph's memory needs more than one device
+                                        # repair_time_s) when some device cannot hold the graph's memory
     repair_max_moves: int = 400         # moves of groups one memory repair may make
     stages_share: float = 0.05         # of the limit, for the staged critical-path heuristic ...
     stages_max_s: float = 5.0           # ... at most this long
@@ -154,9 +157,10 @@ class _Run:
     candidate so far and the progress sink."""
 
     def __init__(self, graph: GraphSpec, hardware: HardwareSpec, options: PlaceOptions,
-                 progress: Reporter | ProgressFn | None, strategy: Strategy):
+                 progress: Reporter | ProgressFn | None, strategy: Strategy, pool: SubSolvePool | None = None):
         self.budget = Budget(options.time_limit_s, options.deterministic, options.threads, options.seed)
         self.graph, self.hardware, self.options, self.strategy = graph, hardware, options, strategy
+        self.pool = pool  # where independent sub-solves run (placer.parallel); None: in this process
         reporter = progress if isinstance(progress, Reporter) else Reporter(progress)  # no heartbeat outside `place`
         self.reporter = reporter
         reporter.began = self.budget.began  # one clock: progress elapsed_s and the result's solve_time_s
@@ -402,8 +406,11 @@ def place(
         return place_split(graph, hardware, options, progress)
     # a missing back end fails before any work (SolverUnavailableError), not after the heuristics
     backend = get_backend(options.solver) if options.solver not in HEURISTICS else None
-    with Reporter(progress) as reporter:
-        return _place(_Run(graph, hardware, options, reporter, strategy or Strategy()), backend)
+    from placer.parallel import pool_for
+
+    # one pool for the whole solve: its workers (or its Ray connection) start once
+    with Reporter(progress) as reporter, pool_for(options.workers, options.ray_address, options.threads) as pool:
+        return _place(_Run(graph, hardware, options, reporter, strategy or Strategy(), pool), backend)
 
 
 def _place(run: _Run, backend: Backend | None) -> ResultSpec:
@@ -501,7 +508,7 @@ def _try_decomposition(run: _Run) -> bool:
         return False
     share = strategy.decompose_share_big if p.n_ops > strategy.monolithic_max_ops else strategy.decompose_share
     limit = share * run.budget.remaining()
-    if _needs_several_devices(p):
+    if p.memory_exceeds_a_device():
         # the stitched answer may overload a device: keep time to repair it
         limit -= min(strategy.repair_time_s, strategy.repair_reserve_share * limit)
     if not run.options.deterministic and limit < strategy.decompose_min_s_per_component * len(dec.components):
@@ -512,11 +519,8 @@ def _try_decomposition(run: _Run) -> bool:
     best = run.best
     run.report(f"{len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="decomposition")
-    from placer.parallel import pool_for
-
-    with pool_for(run.options.workers, run.options.ray_address, run.options.threads) as pool:
-        answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
-                                  on_step=run.report, pool=pool)
+    answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
+                              on_step=run.report, pool=run.pool)
     run.stats.record(**answer.stats.model_dump())
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best
@@ -525,12 +529,6 @@ def _try_decomposition(run: _Run) -> bool:
     if run.best is not before and run.best is not None:
         run.report("decomposition incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
     return True
-
-
-def _needs_several_devices(p: Problem) -> bool:
-    """The graph's memory exceeds the largest device: answers stitched from parts may overload one."""
-    capacities = [c for c in p.capacity_bytes if c is not None]
-    return bool(capacities) and sum(p.memory_bytes) > max(capacities)
 
 
 def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "group_moves") -> None:
@@ -655,25 +653,22 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     run.report(f"solving ({q.n_ops} {'super-' if coarse else ''}ops, {p.n_devices} devices, "
                f"limit {remaining:.1f} s)",
                best.makespan_ms if best else None, run.bound_ms, phase="cpsat_coarse" if coarse else "cpsat")
-    from placer.parallel import pool_for
-
-    with pool_for(options.workers, options.ray_address, options.threads) as pool:
-        if pool is None:
-            solver_run, solver = run.budget.solve_cpsat(
-                f.model, remaining, relative_gap=options.relative_gap,
-                on_solution=on_solution if run.progress else None,
-                on_bound=on_bound if run.progress else None,
-                presolve=q.n_ops <= run.strategy.big_model_ops,
-            )
-            value = solver.value
-        else:
-            # portfolio members at once (placer.portfolio); starting the workers takes time too
-            if not options.deterministic:
-                remaining = max(0.1, remaining - run.strategy.pool_start_s)
-            answer = run.budget.solve_cpsat_portfolio(pool, f.model, remaining, relative_gap=options.relative_gap,
-                                                      presolve=q.n_ops <= run.strategy.big_model_ops)
-            solver_run, value = answer.run, answer.value
-            run.stats.record(portfolio_members=answer.members, portfolio_answered=answer.answered)
+    if run.pool is None:
+        solver_run, solver = run.budget.solve_cpsat(
+            f.model, remaining, relative_gap=options.relative_gap,
+            on_solution=on_solution if run.progress else None,
+            on_bound=on_bound if run.progress else None,
+            presolve=q.n_ops <= run.strategy.big_model_ops,
+        )
+        value = solver.value
+    else:
+        # portfolio members at once (placer.portfolio); starting the workers takes time too
+        if not options.deterministic:
+            remaining = max(0.1, remaining - run.strategy.pool_start_s)
+        answer = run.budget.solve_cpsat_portfolio(run.pool, f.model, remaining, relative_gap=options.relative_gap,
+                                                  presolve=q.n_ops <= run.strategy.big_model_ops)
+        solver_run, value = answer.run, answer.value
+        run.stats.record(portfolio_members=answer.members, portfolio_answered=answer.answered)
     if run.strict_failure:
         raise SolutionCheckError("cpsat produced an invalid candidate (strict mode)")
     if coarse is not None:

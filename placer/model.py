@@ -80,6 +80,12 @@ class Problem:
     def group_memory_bytes(self, g: int) -> int:
         return sum(self.memory_bytes[k] for k in self.groups[g])
 
+    def memory_exceeds_a_device(self) -> bool:
+        """Some device cannot hold the whole graph's memory: answers stitched from parts of the
+        graph solved on their own may overload it."""
+        total = sum(self.memory_bytes)
+        return any(cap is not None and cap < total for cap in self.capacity_bytes)
+
     def min_time_ms(self, k: int) -> float:
         return min(self.time_ms[k][d] for d in self.allowed[self.group[k]])
 

@@ -18,13 +18,8 @@ from placer.validate import check_result
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    svc = ServiceProcess(tmp_path_factory.mktemp("results"), workers=1, queue_size=4)
-    svc.start()
-    try:
-        with svc.client() as c:
-            yield c
-    finally:
-        svc.stop()
+    with ServiceProcess(tmp_path_factory.mktemp("results"), workers=1, queue_size=4) as svc, svc.client() as c:
+        yield c
 
 
 def test_openapi_describes_the_result_fields(client: httpx.Client) -> None:

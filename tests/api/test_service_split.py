@@ -21,13 +21,8 @@ OPTIONS = {"split": True, "threads": 1, "time_limit_s": 20}
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
-    svc = ServiceProcess(tmp_path_factory.mktemp("split"), workers=1, queue_size=4)
-    svc.start()
-    try:
-        with svc.client() as c:
-            yield c
-    finally:
-        svc.stop()
+    with ServiceProcess(tmp_path_factory.mktemp("split"), workers=1, queue_size=4) as svc, svc.client() as c:
+        yield c
 
 
 def _check(doc: dict) -> None:
