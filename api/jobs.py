@@ -48,6 +48,7 @@ from api.metrics import ServiceMetrics
 from api.pool import Outcome, WorkerStartError, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore
+from placer.budget import DETERMINISTIC_STRETCH
 from placer.schema import ResultSpec
 
 __all__ = ["Job", "JobManager", "final_answer"]
@@ -474,9 +475,14 @@ class JobManager:
     # ------------------------------------------------------------------ the pool side
 
     def _deadline_s(self, kind: str, summary: dict[str, Any]) -> float:
-        """Wall-clock seconds a job's worker may run: time limit plus grace, per solve it makes."""
+        """Wall-clock seconds a job's worker may run: time limit plus grace, per solve it makes.
+        A deterministic solve counts work, not seconds: killing it at its limit on a busy machine
+        would make its answer depend on the load, so it gets DETERMINISTIC_STRETCH limits."""
         solves = max(1, int(summary.get("solves", 1)))
-        return solves * (float(summary.get("time_limit_s", 0.0)) + self.settings.deadline_grace_s)
+        limit_s = float(summary.get("time_limit_s", 0.0))
+        if summary.get("deterministic"):
+            limit_s *= DETERMINISTIC_STRETCH
+        return solves * (limit_s + self.settings.deadline_grace_s)
 
     def _take(self) -> Job | None:
         """The next job for a free slot: the oldest synchronous solve first, then the oldest job
@@ -658,7 +664,8 @@ class JobManager:
     def _stopped_result(self, job: Job, outcome: Outcome, stopped_by: str) -> dict[str, Any]:
         """The answer of a placement whose worker was killed: the latest incumbent as the engine
         validated it (`feasible`), given the best bound seen since, or `no_solution`."""
-        why = {"deadline": f"the deadline ({job.time_limit_s:g} s time limit + "
+        stretch = f" x {DETERMINISTIC_STRETCH:g} (deterministic)" if job.record.summary.get("deterministic") else ""
+        why = {"deadline": f"the deadline ({job.time_limit_s:g} s time limit{stretch} + "
                            f"{self.settings.deadline_grace_s:g} s grace) passed",
                "cancel": "the job was cancelled",
                "worker_died": outcome.detail}[stopped_by]

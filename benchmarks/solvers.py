@@ -81,7 +81,7 @@ FAMILIES = ("small", "layered", "chain", "fork_join", "random", "zoo", "targets"
 MODES = ("idle", "loaded", "deterministic")
 # Deterministic CP-SAT counts work, not seconds: its wall time stretches with the load (2-5x the
 # limit at a load of 4 on 2 cores), so its hard deadline is this many limits plus the grace.
-DETERMINISTIC_DEADLINE_FACTOR = 4.0
+DETERMINISTIC_DEADLINE_FACTOR = 4.0  # (the service allows placer.budget.DETERMINISTIC_STRETCH)
 MODE_FAMILIES = ("real", "hard")  # the families that run every mode by default (the others: idle)
 # Without --families: everything but real and hard (about two hours in three modes: name them)
 DEFAULT_FAMILIES = tuple(f for f in FAMILIES if f not in MODE_FAMILIES + ("import",))

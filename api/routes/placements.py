@@ -79,7 +79,7 @@ async def create_placement(raw: RawPlacementRequest, request: Request, settings:
                  or options.time_limit_s > settings.sync_max_time_limit_s)
     summary = {"solver": options.solver, "time_limit_s": options.time_limit_s, "graph": body.graph.name,
                "ops": len(body.graph.ops), "edges": len(body.graph.edges), "hardware": hardware.name,
-               "devices": len(hardware.devices)}
+               "devices": len(hardware.devices), "deterministic": options.deterministic}
     job = jobs.submit("placement", work, summary, persistent=run_async)
     if run_async:
         href = f"/v1/jobs/{job.record.id}"

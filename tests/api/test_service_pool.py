@@ -16,6 +16,7 @@ from api.pool import WorkerProcess, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore, StoreLockedError
 from placer.errors import InvalidGraphError
+from placer.budget import DETERMINISTIC_STRETCH
 
 TARGETS = "tests.api.dummy_targets"
 
@@ -121,6 +122,23 @@ def test_a_killed_placement_returns_its_incumbent_with_the_gap_of_the_best_bound
         assert rec.result["reason"].startswith("the deadline (0.5 s time limit + 0.5 s grace) passed")
         assert rec.state == "failed" and rec.error is not None and rec.error["code"] == "no_solution"
         assert rec.error["detail"] == rec.result["reason"]
+    finally:
+        manager.stop()
+
+
+def test_a_deterministic_placement_gets_a_stretched_deadline(tmp_path: Path) -> None:
+    # deterministic work takes longer on a busy machine: killing it at limit + grace would make
+    # its answer depend on the load (placer.budget.DETERMINISTIC_STRETCH limits instead)
+    manager = _manager(tmp_path, "stubborn")
+    try:
+        job = manager.submit("placement", {"pid_file": str(tmp_path / "p"), "with_incumbent": False},
+                             {"solver": "cpsat", "time_limit_s": 0.3, "deterministic": True}, persistent=False)
+        assert job.deadline_s == pytest.approx(0.3 * DETERMINISTIC_STRETCH + 0.5)
+        rec = job.future.result(timeout=20)
+        assert rec.result is not None and rec.result["status"] == "no_solution"
+        assert rec.result["reason"].startswith(
+            f"the deadline (0.3 s time limit x {DETERMINISTIC_STRETCH:g} (deterministic) + 0.5 s grace) passed")
+        assert rec.result["solve_time_s"] >= job.deadline_s - 0.05
     finally:
         manager.stop()
 
