@@ -9,7 +9,9 @@
   on one device (a pipeline's stages), the rest list-scheduled; the cut points are
   searched. In a training step the path's groups hold a layer's forward and backward
   ops, so a device that holds a stretch of the path runs its forward ops while the path
-  is elsewhere: what neither HEFT (op by op) nor CPOP (one device) can find.
+  is elsewhere: what neither HEFT (op by op) nor CPOP (one device) can find. Also tried:
+  more blocks than devices, the devices taken in turn, for a second chain that passes
+  the path's groups in the same order (`_cyclic_blocks`).
 """
 from __future__ import annotations
 
@@ -196,8 +198,9 @@ def critical_path(problem: Problem) -> Schedule | None:
     return _list_schedule(problem, priority, forced)
 
 
-def _path_groups(problem: Problem) -> tuple[list[int], list[float]]:
-    """The critical path's colocation groups in path order, and the path time each adds."""
+def _path_groups(problem: Problem) -> tuple[list[int], list[float], list[float]]:
+    """The critical path's colocation groups in path order, the path time each adds, and
+    the time of each group's ops off the path (what its device runs besides the path)."""
     fastest = [problem.min_time_ms(k) for k in range(problem.n_ops)]
     path = longest_path(problem, fastest)
     groups: list[int] = []
@@ -209,7 +212,9 @@ def _path_groups(problem: Problem) -> tuple[list[int], list[float]]:
         else:
             groups.append(g)
             weight.append(fastest[k])
-    return groups, weight
+    on_path = set(path)
+    off_path = [sum(fastest[k] for k in problem.groups[g] if k not in on_path) for g in groups]
+    return groups, weight, off_path
 
 
 def _device_chain(problem: Problem) -> list[int]:
@@ -237,7 +242,7 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
         return None
     deadline = time.perf_counter() + time_budget_s
     evaluations = [0]
-    groups, weight = _path_groups(problem)
+    groups, weight, off_path = _path_groups(problem)
     chain = _device_chain(problem)
     priority = upward_rank(problem)
     best: Schedule | None = None
@@ -253,6 +258,16 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
             for g in groups[bounds[j]:bounds[j + 1]]:
                 forced[g] = chain[j]
         return _list_schedule(problem, priority, forced)
+
+    # first, beyond the evaluations (a few list schedules): blocks in turn on the devices,
+    # by upward rank and earliest start first (on each device the chain that is ahead first)
+    earliest_first = [-d for d in _downward_rank(problem)]
+    for slack in _CYCLIC_SLACKS:
+        forced = {g: chain[b % len(chain)] for g, b in zip(groups, _cyclic_blocks(weight, off_path, slack))}
+        for order in (priority, earliest_first):
+            schedule = _list_schedule(problem, order, forced)
+            if schedule is not None and (best is None or schedule.makespan_ms < best.makespan_ms):
+                best = schedule
 
     total = sum(weight)
     cumulative = [0.0]
@@ -287,3 +302,27 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
         if out_of_time():
             break
     return best
+
+
+_CYCLIC_SLACKS = (1.0, 0.8, 0.6, 1.25)  # measured on msr GNMT: 1.0 best on 4 GPUs, 0.8 next
+
+
+def _cyclic_blocks(path_ms: list[float], off_path_ms: list[float], slack: float) -> list[int]:
+    """Per path group, its block: consecutive groups, a new block once the block's off-path
+    work would exceed `slack` times the path work of the block before.
+
+    Where a second chain passes the path's groups in the same order (msr-fiddle training
+    graphs: each layer's forward op and its gradient op grouped, both chains in layer
+    order), the lighter chain runs a block ahead of the path: it leaves each device before
+    the path arrives, and the blocks grow as fast as the path's lead allows. With the
+    devices taken in turn, a device is used again once the path has left it. On msr's GNMT
+    (192 ops) this placement is within 0.22% of the bound on 4 GPUs, where HEFT is 9.8%
+    and the contiguous stages 9.9% away."""
+    block, lead, follow, previous = 0, 0.0, 0.0, 0.0
+    out = []
+    for i, (on, off) in enumerate(zip(path_ms, off_path_ms)):
+        if i > 0 and lead + off > slack * previous and (lead > 0 or off > 0):
+            block, previous, lead, follow = block + 1, follow, 0.0, 0.0
+        out.append(block)
+        lead, follow = lead + off, follow + on
+    return out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 
 import pytest
 
@@ -30,6 +31,34 @@ def _valid(problem, schedule: Schedule) -> None:
     assert again.makespan_ms == pytest.approx(schedule.makespan_ms)
     for g, ops in enumerate(problem.groups):
         assert len({schedule.solution.device[k] for k in ops}) == 1
+
+
+def _two_chains(n: int, seed: int) -> dict:
+    """msr-fiddle's form of a training graph: forward ops f_i and gradient ops b_i (twice as
+    long) as two chains both in layer order, each layer's pair in one group, nothing else
+    joining them."""
+    rng = random.Random(seed)
+    ops, edges = [], []
+    for i in range(n):
+        f = round(rng.uniform(0.5, 1.5), 3)
+        ops += [{"id": f"f{i}", "time_ms": f, "group": f"L{i}"},
+                {"id": f"b{i}", "time_ms": round(2 * f, 3), "group": f"L{i}"}]
+        if i:
+            edges += [{"src": f"{c}{i - 1}", "dst": f"{c}{i}", "bytes": 2_500_000} for c in "fb"]
+    return {"name": f"two-chains-{n}-{seed}", "ops": ops, "edges": edges}
+
+
+def test_blocks_taken_in_turn_let_the_forward_chain_run_ahead_of_the_gradients() -> None:
+    # the optimum: the forward chain a block ahead of the gradient chain, blocks growing as
+    # the gradients' lead allows, the devices in turn; it meets the paired-chains bound
+    p = build_problem(parse_graph(_two_chains(24, seed=1)), parse_hardware(fully_connected_hardware(4)))
+    bound = lower_bound_ms(p)
+    found = stages(p, math.inf, 60)
+    assert found is not None
+    _valid(p, found)
+    assert found.makespan_ms == pytest.approx(bound, rel=1e-9)
+    baseline = heft(p)
+    assert baseline is not None and baseline.makespan_ms > 1.005 * bound
 
 
 @pytest.mark.parametrize("seed", range(3))
