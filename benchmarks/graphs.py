@@ -386,6 +386,20 @@ def separated_training(doc: dict) -> dict:
     return {**doc, "name": f"{doc.get('name', 'graph')}-separated", "edges": edges}
 
 
+def msr_form_training(doc: dict) -> dict:
+    """`separated_training` with the backward part's edges turned to run in layer order, as in
+    msr-fiddle's dnn-partitioning files (`gnmt_training.json`: `node4grad -> node5grad`): the
+    gradient ops form a second copy of the forward graph, each joined to its layer only by its
+    colocation group. Edges into the weight updates keep their direction."""
+    separated = separated_training(doc)
+    updates = {op["id"] for op in doc["ops"]
+               if op["id"].endswith(".update") or op.get("kind") == "sgd_momentum"}
+    backward = {op["id"] for op in doc["ops"] if _is_backward_op(op)} - updates
+    edges = [{**e, "src": e["dst"], "dst": e["src"]} if e["src"] in backward and e["dst"] in backward else e
+             for e in separated["edges"]]
+    return {**separated, "name": f"{doc.get('name', 'graph')}-msr-form", "edges": edges}
+
+
 def group_memory(graph_doc: dict) -> dict[str, int]:
     """Memory per colocation group (an op without a group is its own)."""
     groups: dict[str, int] = {}

@@ -279,6 +279,7 @@ def hard_graphs(quick: bool) -> list[dict[str, Any]]:
         return [graphs.unet(depth=4, convs_per_level=2), graphs.nasnet_cells(cells_per_stage=1)]
     return [
         graphs.separated_training(build("inception_v3")),
+        graphs.msr_form_training(build("gnmt")),
         graphs.unet(depth=6, convs_per_level=9),
         graphs.gpt_per_head(),
         graphs.bert_per_head(),

@@ -276,6 +276,7 @@ def hard_graphs() -> dict[str, dict]:
 
     return {
         "separated": graphs.separated_training(build("inception_v3")),
+        "msr_form": graphs.msr_form_training(build("gnmt")),
         "nasnet": graphs.nasnet_cells(),
         "bert": graphs.bert_per_head(),
         "gpt": graphs.gpt_per_head(),
@@ -284,7 +285,7 @@ def hard_graphs() -> dict[str, dict]:
     }
 
 
-SIZES = {"separated": (800, 820), "nasnet": (2000, 2500), "bert": (2000, 2100), "gpt": (1900, 2100),
+SIZES = {"separated": (800, 820), "msr_form": (250, 280), "nasnet": (2000, 2500), "bert": (2000, 2100), "gpt": (1900, 2100),
          "unet_small": (150, 400), "unet": (900, 1000)}
 
 
@@ -337,6 +338,18 @@ def test_separated_training_splits_forward_from_backward(hard_graphs):
     assert not [e for e in doc["edges"] if e["src"] in forward and e["dst"] not in forward]
     assert {op["id"] for op in doc["ops"]} == {op["id"] for op in whole["ops"]}
     assert len(doc["edges"]) < len(whole["edges"])
+
+
+def test_msr_form_runs_the_gradients_in_layer_order(hard_graphs):
+    from placer.zoo import build
+
+    whole, doc = build("gnmt"), hard_graphs["msr_form"]
+    assert _components(doc) == 2 and _dag(doc)
+    before = {(e["src"], e["dst"]) for e in whole["edges"]}
+    turned = [(e["src"], e["dst"]) for e in doc["edges"] if e["src"].endswith(".bwd") and e["dst"].endswith(".bwd")]
+    assert turned and all((dst, src) in before for src, dst in turned)
+    updates = [(e["src"], e["dst"]) for e in doc["edges"] if e["dst"].endswith(".update")]
+    assert updates and all((src, dst) in before for src, dst in updates)
 
 
 @pytest.mark.parametrize("name", sorted(SIZES))
@@ -401,7 +414,7 @@ def test_real_and_hard_cases_run_every_mode():
     from benchmarks.solvers import MODES, planned_runs, select_cases
 
     full = build_cases(False, ["hard"])
-    assert 18 <= len(full) <= 24
+    assert 22 <= len(full) <= 28
     assert sum(c.memory_tight for c in full) == len(full) // 2
     assert all(c.modes == MODES and c.backends == ("cpsat", "heft") for c in full)
     assert [c for c in full if "inception_quad_loaded" in c.tags]
