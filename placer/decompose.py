@@ -60,6 +60,7 @@ class Decomposition:
     """Cuts in time order; segments between them; components of coupled segments."""
 
     dangling: list[int]
+    dangling_sources: frozenset[int]    # the dangling ops that run before the rest (the others: after)
     cuts: list[int]
     segments: list[list[int]]           # segments[j]: ops after cuts[j-1] and before cuts[j]
     components: list[list[int]]         # segment indices, in time order
@@ -87,11 +88,12 @@ def _tail_lengths(problem: Problem) -> list[float]:
     return tail
 
 
-def _dangling(problem: Problem) -> list[int]:
+def _dangling(problem: Problem) -> tuple[list[int], frozenset[int]]:
     """Ops off every longest path whose successors are all dangling (weight updates and the
     weight gradients feeding only them), or whose predecessors are all dangling (weights,
-    and their transposes). The two kinds never meet by an edge from the first to the second,
-    which is why sinks go after and sources before the rest of their device's order."""
+    and their transposes); and the second kind, the sources. The two kinds never meet by an
+    edge from the first to the second, which is why sinks go after and sources before the
+    rest of their device's order."""
     n = problem.n_ops
     finish, length = _head_lengths(problem)
     tail = _tail_lengths(problem)
@@ -107,7 +109,7 @@ def _dangling(problem: Problem) -> list[int]:
     for k in range(n):
         source_side[k] = not sink_side[k] and bool(problem.succs[k]) and slack(k) and all(
             source_side[problem.edges[i].src] for i in problem.preds[k])
-    return [k for k in range(n) if sink_side[k] or source_side[k]]
+    return [k for k in range(n) if sink_side[k] or source_side[k]], frozenset(k for k in range(n) if source_side[k])
 
 
 def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
@@ -118,7 +120,7 @@ def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
     and the backward pass): left in, every one of them would run beside everything and no
     op would be a cut."""
     n = problem.n_ops
-    dangling = _dangling(problem)
+    dangling, sources = _dangling(problem)
     is_dangling = [False] * n
     for k in dangling:
         is_dangling[k] = True
@@ -174,7 +176,8 @@ def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
         if ops:
             comps[find(j)].append(j)
     components = sorted(comps.values(), key=lambda c: c[0])
-    return Decomposition(dangling=dangling, cuts=cuts, segments=segments, components=components)
+    return Decomposition(dangling=dangling, dangling_sources=sources, cuts=cuts, segments=segments,
+                         components=components)
 
 
 @dataclass
@@ -455,9 +458,9 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
                 device[k] = problem.allowed[g][0]
             device[k] = _nearest_fitting(problem, g, device[k], room)
         used[device[k]] += problem.memory_bytes[k]
-        before = all(problem.edges[i].src in dangling for i in problem.preds[k]) and not all(
-            problem.edges[i].dst in dangling for i in problem.succs[k])
-        (sources if before else sinks).append(k)
+        # by the kind `_dangling` found: a source whose successors are all dangling sources
+        # too must still come before them (msr-form graphs have such chains)
+        (sources if k in dec.dangling_sources else sinks).append(k)
     for k in sources:  # ascending: a source's dangling inputs come first
         heads[device[k]].append(k)
     for k in sinks:

@@ -519,8 +519,12 @@ def _try_decomposition(run: _Run) -> bool:
     best = run.best
     run.report(f"{len(dec.cuts)} time cuts, {len(dec.components)} components "
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="decomposition")
-    answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
-                              on_step=run.report, pool=run.pool)
+    try:
+        answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
+                                  on_step=run.report, pool=run.pool)
+    except SolutionCheckError as exc:  # a bug in the stitch: counted and logged, never the user's traceback
+        run.reject("decomposition", str(exc))
+        return True
     run.stats.record(**answer.stats.model_dump())
     run.raise_bound(answer.bound_ms, "decomposition")
     before = run.best

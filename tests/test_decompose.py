@@ -45,6 +45,26 @@ def test_training_step_couples_forward_and_backward_segments() -> None:
     assert len(dec.components) == 2 and all(len(c) == 2 for c in dec.components)
 
 
+def test_a_chain_of_dangling_sources_runs_before_its_consumer() -> None:
+    """Dangling sources a -> b feed the join j1, all three in one group: a, whose only
+    successor is dangling too, must still go before the rest (msr-form graphs crashed here)."""
+    doc = diamonds(3, 0)
+    doc["ops"] += [{"id": "a", "time_ms": 0.1, "group": "G"}, {"id": "b", "time_ms": 0.1, "group": "G"}]
+    doc["edges"] += [{"src": "a", "dst": "b", "bytes": 1000}, {"src": "b", "dst": "j1", "bytes": 1000}]
+    for op in doc["ops"]:
+        if op["id"] == "j1":
+            op["group"] = "G"
+    g, hw = parse_graph(doc), parse_hardware(fully_connected_hardware(2))
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    assert dec is not None and {p.ops[k] for k in dec.dangling_sources} == {"a", "b"}
+    answer = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+    assert answer.schedule is not None
+    order = {k: i for ops in answer.schedule.solution.order for i, k in enumerate(ops)}
+    a, b, j1 = (p.ops.index(x) for x in ("a", "b", "j1"))
+    assert order[a] < order[b] < order[j1]
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_bound_is_valid_and_symmetric_hardware_stitches_to_the_optimum(seed: int) -> None:
     """On identical fully connected devices a chain of diamonds is solved exactly by parts."""
