@@ -260,8 +260,10 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
         return _list_schedule(problem, priority, forced)
 
     # first, beyond the evaluations (a few list schedules): blocks in turn on the devices,
-    # by upward rank and earliest start first (on each device the chain that is ahead first)
+    # by upward rank and earliest start first (on each device the chain that is ahead
+    # first); and earliest start first with no blocks (HEFT's placement rule)
     earliest_first = [-d for d in _downward_rank(problem)]
+    best = _list_schedule(problem, earliest_first, {})
     for slack in _CYCLIC_SLACKS:
         forced = {g: chain[b % len(chain)] for g, b in zip(groups, _cyclic_blocks(weight, off_path, slack))}
         for order in (priority, earliest_first):
@@ -316,8 +318,8 @@ def _cyclic_blocks(path_ms: list[float], off_path_ms: list[float], slack: float)
     order), the lighter chain runs a block ahead of the path: it leaves each device before
     the path arrives, and the blocks grow as fast as the path's lead allows. With the
     devices taken in turn, a device is used again once the path has left it. On msr's GNMT
-    (192 ops) this placement is within 0.22% of the bound on 4 GPUs, where HEFT is 9.8%
-    and the contiguous stages 9.9% away."""
+    (192 ops) this placement is within 0.22% of the bound on 4 GPUs and 0.11% on the DGX-1,
+    where HEFT is 9.8% and 10.1% away."""
     block, lead, follow, previous = 0, 0.0, 0.0, 0.0
     out = []
     for i, (on, off) in enumerate(zip(path_ms, off_path_ms)):
