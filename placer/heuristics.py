@@ -245,7 +245,6 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
     groups, weight, off_path = _path_groups(problem)
     chain = _device_chain(problem)
     priority = upward_rank(problem)
-    best: Schedule | None = None
 
     def out_of_time() -> bool:
         return time.perf_counter() >= deadline or evaluations[0] >= max_evaluations
@@ -263,10 +262,12 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
     # by upward rank and earliest start first (on each device the chain that is ahead
     # first); and earliest start first with no blocks (HEFT's placement rule)
     earliest_first = [-d for d in _downward_rank(problem)]
-    best = _list_schedule(problem, earliest_first, {})
+    best: Schedule | None = _list_schedule(problem, earliest_first, {})
     for slack in _CYCLIC_SLACKS:
         forced = {g: chain[b % len(chain)] for g, b in zip(groups, _cyclic_blocks(weight, off_path, slack))}
         for order in (priority, earliest_first):
+            if time.perf_counter() >= deadline:
+                return best
             schedule = _list_schedule(problem, order, forced)
             if schedule is not None and (best is None or schedule.makespan_ms < best.makespan_ms):
                 best = schedule
