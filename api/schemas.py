@@ -155,7 +155,7 @@ class JobView(BaseModel):
         "worker": {"executor": "ray", "node_id": "e9f617a1c0ffee", "host": "10.0.0.12", "hostname": "node-12",
                    "pid": 5686},
         "request": {"solver": "cpsat", "time_limit_s": 60.0, "graph": "inception", "ops": 400, "edges": 520,
-                    "hardware": "dgx1_v100", "devices": 8},
+                    "hardware": "dgx1_v100", "devices": 8, "deterministic": False},
         "progress": {"elapsed_s": 12.5, "incumbent_ms": 41.2, "bound_ms": 38.9, "message": "cpsat incumbent"},
         "result": None, "error": None,
     }]})
@@ -175,7 +175,7 @@ class JobView(BaseModel):
     interruptions: int = Field(0, description="how often a restart of the service, or the loss of the cluster "
                                "node running it, interrupted this job (it is then run again)")
     worker: JobWorker | None = Field(None, description="where the job runs or ran (null while queued)")
-    request: dict[str, Any] = Field(description="what was asked: solver, time limit, sizes")
+    request: dict[str, Any] = Field(description="what was asked: solver, time limit, sizes, deterministic")
     progress: JobProgress | None = None
     result: ResultSpec | None = Field(None, description="placer.result/v1 once finished (or the best "
                                       "placement found before a cancel)")

@@ -58,9 +58,23 @@ def _free_ports(host: str, count: int) -> list[int]:
             s.close()
 
 
-def _free_range(host: str, size: int) -> tuple[int, int]:
-    """A run of `size` ports that are free now, from a spot derived from our pid (cheap to probe)."""
-    for start in range(20000 + (os.getpid() * 97) % 20000, 60000 - size, size):
+def _ephemeral_low() -> int:
+    """The first port the kernel hands out for `bind(port 0)` (Linux; 32768 elsewhere)."""
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
+def _free_range(host: str, size: int, taken: list[int]) -> tuple[int, int]:
+    """A run of `size` ports that are free now and hold none of `taken`, below the kernel's
+    ephemeral range (where `_free_ports` picks the single ports: a run inside it met one of
+    them, and `ray start` refused the overlap), from a spot derived from our pid."""
+    low, high = 10000, max(10000 + 2 * size, _ephemeral_low())
+    first = low + (os.getpid() * 97) % max(1, high - low - size)
+    for start in [*range(first, high - size, size), *range(low, first, size)]:
+        if any(start <= port < start + size for port in taken):
+            continue
         try:
             _check_free(host, range(start, start + size))
         except OSError:
@@ -119,19 +133,19 @@ class LocalRayCluster:
 
     def _start_node(self, index: int, cpus: int, timeout_s: float) -> None:
         ip = f"127.0.0.{2 + index}"
-        ports = _free_ports(ip, len(_PORT_FLAGS) + 1)
-        low, high = _free_range(ip, _WORKER_PORTS)
+        ports = _free_ports(ip, len(_PORT_FLAGS) + 2)  # the last: the head's dashboard port
+        low, high = _free_range(ip, _WORKER_PORTS, ports)
         head = index == 0
         log_path = self.temp_dir / f"node{index}.log"
         args = [ray_cli(), "start", "--node-ip-address", ip, "--num-cpus", str(cpus), "--num-gpus", "0",
                 "--object-store-memory", str(80 * 1024 * 1024), "--disable-usage-stats",
                 "--min-worker-port", str(low), "--max-worker-port", str(high),
                 "--resources", json.dumps({f"placer_test_node_{index}": 1})]
-        args += [x for flag, port in zip(_PORT_FLAGS, ports[1:]) for x in (flag, str(port))]
+        args += [x for flag, port in zip(_PORT_FLAGS, ports[1:-1], strict=True) for x in (flag, str(port))]
         if head:
             self.address = f"{ip}:{ports[0]}"
             args += ["--head", "--port", str(ports[0]), "--temp-dir", str(self.temp_dir),
-                     "--include-dashboard", "false", "--dashboard-port", str(_free_ports(ip, 1)[0])]
+                     "--include-dashboard", "false", "--dashboard-port", str(ports[-1])]
         else:
             args += ["--address", self.address]
         with open(log_path, "ab") as log:

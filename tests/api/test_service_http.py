@@ -80,7 +80,7 @@ def test_an_async_placement_is_a_job_that_finishes(client: httpx.Client) -> None
     job = wait_for_job(client, accepted["job_id"])
     assert job["state"] == "succeeded" and job["kind"] == "placement"
     assert job["request"] == {"solver": "cpsat", "time_limit_s": 10.0, "graph": "diamond", "ops": 4, "edges": 4,
-                              "hardware": "two-gpus", "devices": 2}
+                              "hardware": "two-gpus", "devices": 2, "deterministic": False}
     assert job["result"]["makespan_ms"] == pytest.approx(DIAMOND_OPTIMUM_MS)
     assert job["started_at"] >= job["created_at"] and job["finished_at"] >= job["started_at"]
     # cancelling a job that succeeded is a conflict, not a silent success
