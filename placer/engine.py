@@ -621,8 +621,22 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     lock = threading.Lock()
 
     def on_solution(cb: Any) -> None:
-        """Runs in the solver's thread and blocks its search: numbers often, a full
-        validated result (for callers that may be cut off) at most every few seconds."""
+        """Runs in the solver's thread and blocks its search: stops it once the run's own bound
+        proves the solution (CP-SAT, whose model rounds durations up, may never see that);
+        with a progress sink, numbers often and a full validated result (for callers that
+        may be cut off) at most every few seconds."""
+        upper_ms = cb.objective_value * f.tick_ms  # the real makespan is at most this
+        if upper_ms - f.rounding_slack_ms - run.bound_ms <= (options.relative_gap + _NOISE) * upper_ms:
+            try:
+                run.offer(lift(f.decode(cb.value, q)), "cpsat")
+            except SolutionCheckError:  # strict mode: surfaces at the end of the solve
+                run.strict_failure = True
+            if run.proven(run.best):
+                run.stats.proof = f"a cpsat solution meets the {run.bound_source} bound"
+                cb.stop_search()
+                return
+        if run.progress is None:
+            return
         now = run.elapsed()
         with lock:
             if now - state["last_report"] < 0.5:
@@ -660,7 +674,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     if run.pool is None:
         solver_run, solver = run.budget.solve_cpsat(
             f.model, remaining, relative_gap=options.relative_gap,
-            on_solution=on_solution if run.progress else None,
+            on_solution=on_solution,
             on_bound=on_bound if run.progress else None,
             presolve=q.n_ops <= run.strategy.big_model_ops,
         )

@@ -61,6 +61,25 @@ def test_blocks_taken_in_turn_let_the_forward_chain_run_ahead_of_the_gradients()
     assert baseline is not None and baseline.makespan_ms > 1.005 * bound
 
 
+def test_cpsat_stops_once_the_runs_own_bound_proves_its_solution(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CP-SAT's model here knows no lower bound (as when rounded durations hide it): the run's
+    # paired-chains bound proves its first optimal solution, and the search stops there
+    import placer.formulations.cpsat_model as cpsat_model
+    from placer.engine import PlaceOptions, Strategy, _Run, _solve_cpsat
+    from solvers import SolveStatus
+
+    build = cpsat_model.build_cpsat
+    monkeypatch.setattr(cpsat_model, "build_cpsat", lambda q, hint, bound, **kw: build(q, hint, 0.0, **kw))
+    g, hw = parse_graph(_two_chains(24, seed=0)), parse_hardware(fully_connected_hardware(4))
+    run = _Run(g, hw, PlaceOptions(time_limit_s=20, deterministic=True), None, Strategy())
+    run.offer(heft(run.problem), "heft")
+    assert run.bound_source == "paired_chains" and run.best.makespan_ms > run.bound_ms
+    solved = _solve_cpsat(run)
+    assert solved.status is SolveStatus.FEASIBLE and solved.work < 1.0  # of 8 work units allowed
+    assert run.best.makespan_ms == pytest.approx(run.bound_ms, rel=1e-9)
+    assert run.stats.proof == "a cpsat solution meets the paired_chains bound"
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_the_staged_heuristic_is_valid_and_deterministic(seed: int) -> None:
     p = _training(seed)
