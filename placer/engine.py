@@ -619,6 +619,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
                      build_s=time.perf_counter() - built)
     state = {"last_report": -math.inf, "last_result": -math.inf}
     lock = threading.Lock()
+    stopped_by_proof: list[bool] = []  # the callback proved a solution with the run's bound and stopped
 
     def on_solution(cb: Any) -> None:
         """Runs in the solver's thread and blocks its search: stops it once the run's own bound
@@ -633,6 +634,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
                 run.strict_failure = True
             if run.proven(run.best):
                 run.stats.proof = f"a cpsat solution meets the {run.bound_source} bound"
+                stopped_by_proof.append(True)
                 cb.stop_search()
                 return
         if run.progress is None:
@@ -689,11 +691,13 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         run.stats.record(portfolio_members=answer.members, portfolio_answered=answer.answered)
     if run.strict_failure:
         raise SolutionCheckError("cpsat produced an invalid candidate (strict mode)")
+    if stopped_by_proof:  # the search ended with a proof: the run's bound meets its solution
+        solver_run = replace(solver_run, status=SolveStatus.OPTIMAL)
     if coarse is not None:
         if not solver_run.has_solution:  # an infeasible coarsening proves nothing
             return replace(solver_run, status=SolveStatus.NO_SOLUTION)
         run.offer(lift(f.decode(value, q)), "cpsat (coarse)")
-        return replace(solver_run, status=SolveStatus.FEASIBLE)
+        return replace(solver_run, status=SolveStatus.OPTIMAL if stopped_by_proof else SolveStatus.FEASIBLE)
     if solver_run.has_solution:
         run.offer(f.decode(value, p), "cpsat")
         run.raise_bound(f.lower_bound_ms(solver_run.bound or 0.0), "cpsat")

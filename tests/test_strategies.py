@@ -75,7 +75,7 @@ def test_cpsat_stops_once_the_runs_own_bound_proves_its_solution(monkeypatch: py
     run.offer(heft(run.problem), "heft")
     assert run.bound_source == "paired_chains" and run.best.makespan_ms > run.bound_ms
     solved = _solve_cpsat(run)
-    assert solved.status is SolveStatus.FEASIBLE and solved.work < 1.0  # of 8 work units allowed
+    assert solved.status is SolveStatus.OPTIMAL and solved.work < 1.0  # of 8 work units allowed
     assert run.best.makespan_ms == pytest.approx(run.bound_ms, rel=1e-9)
     assert run.stats.proof == "a cpsat solution meets the paired_chains bound"
 
