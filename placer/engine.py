@@ -626,12 +626,18 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         proves the solution (CP-SAT, whose model rounds durations up, may never see that);
         with a progress sink, numbers often and a full validated result (for callers that
         may be cut off) at most every few seconds."""
-        upper_ms = cb.objective_value * f.tick_ms  # the real makespan is at most this
-        if upper_ms - f.rounding_slack_ms - run.bound_ms <= (options.relative_gap + _NOISE) * upper_ms:
+        before = run.best
+
+        def offer() -> None:
             try:
                 run.offer(lift(f.decode(cb.value, q)), "cpsat")
             except SolutionCheckError:  # strict mode: surfaces at the end of the solve
                 run.strict_failure = True
+
+        upper_ms = cb.objective_value * f.tick_ms  # the real makespan is at most this
+        near_bound = upper_ms - f.rounding_slack_ms - run.bound_ms <= (options.relative_gap + _NOISE) * upper_ms
+        if near_bound:
+            offer()
             if run.proven(run.best):
                 run.stats.proof = f"a cpsat solution meets the {run.bound_source} bound"
                 stopped_by_proof.append(True)
@@ -648,18 +654,14 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
             if full:
                 state["last_result"] = now
         bound = run.bound_ms if coarse is not None else max(run.bound_ms, f.lower_bound_ms(cb.best_objective_bound))
-        incumbent = cb.objective_value * f.tick_ms
         result = None
         if full:
-            before = run.best
-            try:
-                run.offer(lift(f.decode(cb.value, q)), "cpsat")
-            except SolutionCheckError:  # strict mode: surfaces at the end of the solve
-                run.strict_failure = True
+            if not near_bound:  # else offered above
+                offer()
             if run.best is not before and run.best is not None:
                 result = run.feasible_result(run.best)
         best_ms = run.best.makespan_ms if run.best is not None else math.inf
-        run.report("cpsat incumbent", min(best_ms, incumbent), bound, result)
+        run.report("cpsat incumbent", min(best_ms, upper_ms), bound, result)
 
     # CP-SAT overruns its limit a little (presolve, callbacks): keep a margin
     remaining = share * run.budget.remaining()

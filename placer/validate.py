@@ -10,9 +10,9 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from placer.cost import op_time_ms
-from placer.schema import GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry
+from placer.schema import DeviceSpec, GraphSpec, HardwareSpec, ResultSpec, ScheduleEntry
 
-__all__ = ["check_result", "overlaps"]
+__all__ = ["check_result", "overlaps", "totals"]
 
 
 def overlaps(entries: Iterable[ScheduleEntry], tol: float) -> list[str]:
@@ -128,15 +128,23 @@ def check_result(
     for op_id, op in ops.items():
         if placement.get(op_id) in devices:
             used[placement[op_id]] += op.memory_bytes
+    latest = max((e.end_ms for e in entries.values()), default=0.0)
+    return errors + totals(used, devices, latest, "op", result, tol)
+
+
+def totals(used: dict[str, int], devices: dict[str, DeviceSpec], latest_ms: float, unit: str,
+           result: ResultSpec, tol: float) -> list[str]:
+    """What every result must hold whatever its schedule's units (ops, or split ops' tasks):
+    each device's memory within its capacity, the makespan where the latest `unit` ends, the
+    lower bound at most the makespan."""
+    errors = []
     for device, total in used.items():
         cap = devices[device].memory_bytes
         if cap is not None and total > cap:
             errors.append(f"device {device!r} holds {total} bytes, capacity {cap}")
-
-    latest = max((e.end_ms for e in entries.values()), default=0.0)
-    if result.makespan_ms is None or abs(result.makespan_ms - latest) > tol:
-        errors.append(f"makespan_ms {result.makespan_ms} but the latest op ends at {latest}")
-    if result.lower_bound_ms is not None and result.makespan_ms is not None:
-        if result.lower_bound_ms > result.makespan_ms + tol:
-            errors.append(f"lower_bound_ms {result.lower_bound_ms} exceeds makespan_ms {result.makespan_ms}")
+    if result.makespan_ms is None or abs(result.makespan_ms - latest_ms) > tol:
+        errors.append(f"makespan_ms {result.makespan_ms} but the latest {unit} ends at {latest_ms}")
+    if result.lower_bound_ms is not None and result.makespan_ms is not None \
+            and result.lower_bound_ms > result.makespan_ms + tol:
+        errors.append(f"lower_bound_ms {result.lower_bound_ms} exceeds makespan_ms {result.makespan_ms}")
     return errors

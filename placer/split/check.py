@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from placer.schema import GraphSpec, HardwareSpec, OpSpec, ResultSpec
 from placer.split.costs import gradient_bytes, task_memory_bytes, task_time_ms, transfers
 from placer.split.semantics import Layout, input_need, output_layout, role, split_dims
-from placer.validate import overlaps
+from placer.validate import overlaps, totals
 
 __all__ = ["SplitReplay", "check_split_result", "simulate_split"]
 
@@ -196,17 +196,8 @@ def check_split_result(graph: GraphSpec, hardware: HardwareSpec, result: ResultS
     for op_id, cut in cuts.items():
         for d in cut.devices:
             used[d] += task_memory_bytes(ops[op_id], cut.dim, cut.degree)
-    for device, total in used.items():
-        cap = hw[device].memory_bytes
-        if cap is not None and total > cap:
-            errors.append(f"device {device!r} holds {total} bytes, capacity {cap}")
     latest = max((e.end_ms for e in tasks.values()), default=0.0)
-    if result.makespan_ms is None or abs(result.makespan_ms - latest) > tol:
-        errors.append(f"makespan_ms {result.makespan_ms} but the latest task ends at {latest}")
-    if result.lower_bound_ms is not None and result.makespan_ms is not None \
-            and result.lower_bound_ms > result.makespan_ms + tol:
-        errors.append(f"lower_bound_ms {result.lower_bound_ms} exceeds makespan_ms {result.makespan_ms}")
-    return errors
+    return errors + totals(used, hw, latest, "task", result, tol)
 
 
 def _moves(size_bytes: int, out: Layout, need: Layout, a: _Cut, b: _Cut) -> list[tuple[int, int, int]]:
