@@ -24,17 +24,22 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from placer.model import Problem
 
+RaiseRelease = Callable[[int, list[float]], float]
+
 __all__ = [
+    "Costs",
+    "RaiseRelease",
     "bound_breakdown",
     "communication_bound_ms",
     "critical_path_ms",
+    "head_tail_bounds_ms",
     "longest_path",
     "lower_bound_ms",
     "work_bound_ms",
@@ -50,7 +55,7 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
     """Every named lower bound (ms); each holds on its own, the largest is the bound."""
     if problem.n_ops == 0:
         return {"critical_path": 0.0}
-    c = _Costs.of(problem)
+    c = Costs.of(problem)
     path = longest_path(problem, c.fastest)
     named = {
         "critical_path": _longest_path_ms(problem, c.fastest),
@@ -64,6 +69,18 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
     }
     named["paired_chains"] = _paired_chains_ms(problem, c, max(named.values()))
     return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}
+
+
+def head_tail_bounds_ms(problem: Problem, c: Costs) -> dict[str, float]:
+    """The bounds that rest on heads and tails, from `c` (e.g. heads and tails raised by
+    placer.cone_bounds): communication, group_machine, path_blocks."""
+    if problem.n_ops == 0:
+        return {}
+    return {
+        "communication": max(h + p + t for h, p, t in zip(c.head, c.fastest, c.tail)),
+        "group_machine": _group_machine_ms(problem, c),
+        "path_blocks": _path_blocks_ms(problem, c, longest_path(problem, c.fastest)),
+    }
 
 
 def lower_bound_ms(problem: Problem) -> float:
@@ -89,7 +106,7 @@ def communication_bound_ms(problem: Problem) -> float:
     """max over ops of (earliest start + op + time after it), both communication-aware."""
     if problem.n_ops == 0:
         return 0.0
-    c = _Costs.of(problem)
+    c = Costs.of(problem)
     return max(h + p + t for h, p, t in zip(c.head, c.fastest, c.tail))
 
 
@@ -97,8 +114,9 @@ def communication_bound_ms(problem: Problem) -> float:
 
 
 @dataclass(frozen=True)
-class _Costs:
-    """Per-op fastest times, per-edge cheapest delays, per-op heads and tails."""
+class Costs:
+    """Per-op fastest times, per-edge cheapest delays, per-op heads and tails: each a lower
+    bound whatever the placement."""
 
     fastest: list[float]
     delay: list[float]  # math.inf: the edge's ends always share a device
@@ -106,12 +124,17 @@ class _Costs:
     tail: list[float]
 
     @classmethod
-    def of(cls, problem: Problem) -> _Costs:
+    def of(cls, problem: Problem) -> Costs:
         fastest = [problem.min_time_ms(k) for k in range(problem.n_ops)]
         delay = _cheapest_delays(problem)
         head = _releases(problem, fastest, delay, reverse=False)
         tail = _releases(problem, fastest, delay, reverse=True)
         return cls(fastest, delay, head, tail)
+
+    def raised(self, problem: Problem, raise_at: RaiseRelease, tails: bool = False) -> Costs:
+        """The heads (or tails) again, each op's raised by `raise_at` (see `_releases`)."""
+        release = _releases(problem, self.fastest, self.delay, tails, raise_at)
+        return replace(self, tail=release) if tails else replace(self, head=release)
 
 
 def _cheapest_delays(problem: Problem) -> list[float]:
@@ -145,9 +168,15 @@ def _one_machine_ms(jobs: list[tuple[float, float]]) -> float:
     return t
 
 
-def _releases(problem: Problem, fastest: list[float], delay: list[float], reverse: bool) -> list[float]:
+def _releases(problem: Problem, fastest: list[float], delay: list[float], reverse: bool,
+              raise_at: RaiseRelease | None = None) -> list[float]:
     """Per op, a lower bound on its earliest start (or, reversed, on the time from its end
     to the makespan) that charges communication where parallelism needs it.
+
+    `raise_at(v, release)`, when given, is asked for a better bound on op v once the
+    releases of every op before v (in the pass's order) are final; what it returns must
+    hold for every valid placement (placer.cone_bounds proves it), and it flows on to
+    v's descendants.
 
     The inputs of v come from colocation groups. A group is local (on v's device) or
     remote. Local inputs run one at a time on v's device before v. A remote group's
@@ -173,22 +202,30 @@ def _releases(problem: Problem, fastest: list[float], delay: list[float], revers
                 ops[u] = max(ops.get(u, 0.0), delay[i])
         if not local and not remote:
             continue
-        units = []
-        for ops in remote.values():
-            jobs = [(release[u], fastest[u]) for u in ops]
-            arrive = max(max(release[u] + fastest[u] + d for u, d in ops.items()),
-                         _one_machine_ms(jobs) + min(ops.values()))
-            units.append((arrive, jobs))
-        units.sort(key=lambda x: -x[0])
-        jobs = [(release[u], fastest[u]) for u in local]
-        best = math.inf
-        for k in range(len(units) + 1):
-            latest_remote = units[k][0] if k < len(units) else 0.0
-            best = min(best, max(latest_remote, _one_machine_ms(jobs)))
-            if k < len(units):
-                jobs += units[k][1]
-        release[v] = best
+        release[v] = _join_release(release, fastest, local, remote)
+        if raise_at is not None:
+            release[v] = max(release[v], raise_at(v, release))
     return release
+
+
+def _join_release(release: list[float], fastest: list[float], local: dict[int, None],
+                  remote: dict[int, dict[int, float]]) -> float:
+    """`_releases` at one op: its local inputs and its remote groups' inputs (op -> delay)."""
+    units = []
+    for ops in remote.values():
+        jobs = [(release[u], fastest[u]) for u in ops]
+        arrive = max(max(release[u] + fastest[u] + d for u, d in ops.items()),
+                     _one_machine_ms(jobs) + min(ops.values()))
+        units.append((arrive, jobs))
+    units.sort(key=lambda x: -x[0])
+    jobs = [(release[u], fastest[u]) for u in local]
+    best = math.inf
+    for k in range(len(units) + 1):
+        latest_remote = units[k][0] if k < len(units) else 0.0
+        best = min(best, max(latest_remote, _one_machine_ms(jobs)))
+        if k < len(units):
+            jobs += units[k][1]
+    return best
 
 
 def _longest_path_ms(problem: Problem, time_ms: Sequence[float]) -> float:
@@ -269,7 +306,7 @@ def _preemptive_one_machine_ms(jobs: list[tuple[float, float, float]]) -> float:
     return best
 
 
-def _group_machine_ms(problem: Problem, c: _Costs) -> float:
+def _group_machine_ms(problem: Problem, c: Costs) -> float:
     """A group's ops share one device: a one-machine problem with the ops' heads and tails,
     at the times of the best device the group may use."""
     best = 0.0
@@ -334,7 +371,7 @@ def _largest_capacity(problem: Problem) -> float:
     return max(math.inf if c is None else float(c) for c in problem.capacity_bytes)
 
 
-def _edge_delay(problem: Problem, c: _Costs, u: int, v: int) -> float:
+def _edge_delay(problem: Problem, c: Costs, u: int, v: int) -> float:
     """Least delay u -> v when the two sit on different devices (0 if there is no edge)."""
     return max((c.delay[i] for i in problem.succs[u] if problem.edges[i].dst == v), default=0.0)
 
@@ -350,7 +387,7 @@ def _last_path_ancestor(problem: Problem, position: dict[int, int]) -> list[int]
     return last
 
 
-def _path_blocks_ms(problem: Problem, c: _Costs, ops: list[int]) -> float:
+def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     """Split the critical path into blocks, the maximal runs of path ops on one device.
 
     The device D of a block p_i..p_k runs every op of the block's groups, and those that
@@ -399,7 +436,7 @@ def _path_blocks_ms(problem: Problem, c: _Costs, ops: list[int]) -> float:
 # --- two chains through the same groups ---------------------------------------------------
 
 
-def _paired_chains_ms(problem: Problem, c: _Costs, known_ms: float) -> float:
+def _paired_chains_ms(problem: Problem, c: Costs, known_ms: float) -> float:
     """The best paired-chains bound (see `_Pair.bound_ms`) over two candidate paths: the
     critical path, and the longest path when each op also counts its heaviest mate."""
     mate = _heaviest_mates(problem, c)
@@ -423,7 +460,7 @@ def _paired_chains_ms(problem: Problem, c: _Costs, known_ms: float) -> float:
 _SLACKS = (0.02, 0.1, 0.5)
 
 
-def _heaviest_mates(problem: Problem, c: _Costs) -> list[int]:
+def _heaviest_mates(problem: Problem, c: Costs) -> list[int]:
     """Per op, the longest other op of its group, -1 when alone."""
     mate = [-1] * problem.n_ops
     for ops in problem.groups:
@@ -466,7 +503,7 @@ class _Pair:
     lasting: np.ndarray   # lasting[i]: the first block end k at which i..k and every longer block fail
 
     @classmethod
-    def of(cls, problem: Problem, c: _Costs, ops: list[int], mate: list[int]) -> _Pair | None:
+    def of(cls, problem: Problem, c: Costs, ops: list[int], mate: list[int]) -> _Pair | None:
         if len(ops) > _MAX_PAIRED_PATH:
             return None
         chain = _mate_chain(problem, ops, mate)

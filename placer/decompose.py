@@ -35,7 +35,6 @@ from typing import Any
 
 from placer.budget import WORK_PER_SECOND, Budget
 from placer.formulations.cpsat_model import (
-    _pick_tick,
     _ticks,
     add_energy,
     add_memory,
@@ -44,6 +43,7 @@ from placer.formulations.cpsat_model import (
     add_placement,
     add_precedence,
     add_symmetry_breaking,
+    pick_tick,
 )
 from placer.model import Problem
 from placer.parallel import SubSolvePool
@@ -282,7 +282,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         worst_delay[i] = max(worst_delay[i], x)
     horizon_ms = sum(max(problem.time_ms[k]) for _, ops, _, _ in local for k in ops)
     horizon_ms += sum(worst_delay[i] for es in edges_of for i in es)
-    tick, exact = _pick_tick(values, max(horizon_ms, 1e-6))
+    tick, exact = pick_tick(values, max(horizon_ms, 1e-6))
     horizon = _ticks(horizon_ms, tick) + 1
     delay_ticks = {key: _ticks(x, tick) for key, x in delays.items()}
     worst_rounding: dict[int, float] = defaultdict(float)

@@ -14,15 +14,16 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from placer import bounds as _bounds
-from placer.bounds import lower_bound_ms
+from placer.bounds import Costs, lower_bound_ms
 from placer.budget import Budget
 from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
+from placer.cone_bounds import ConeOptions, raise_by_cones
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
 from placer.heuristics import critical_path, heft, single_device, stages
@@ -132,6 +133,10 @@ class Strategy:
     milp_min_s: float = 0.2             # no MILP solve with less time than this left ...
     cpsat_min_s: float = 0.3            # ... nor a monolithic CP-SAT solve (wall-clock mode, with an incumbent)
     milp_finish_s: float = 0.2          # kept from the MILP's limit for reading back and checking its answer
+    cone_min_gap: float = 0.02          # cone sub-solves (placer.cone_bounds) only while the gap is above this ...
+    cone_share: float = 0.15            # ... for this share of the limit ...
+    cone_max_s: float = 15.0            # ... at most this long
+    cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
 
 
 @dataclass
@@ -173,6 +178,7 @@ class _Run:
         self.baselines: _Baselines | None = None
         self.best: Schedule | None = None
         self.best_source = ""
+        self.cone_costs: Costs | None = None  # heads and tails the cones raised (placer.cone_bounds)
         self.valid: list[tuple[Schedule, str]] = []  # every accepted candidate, for a fallback
         p = self.problem
         self.stats = SolveStats(ops=p.n_ops, edges=len(p.edges), devices=p.n_devices, groups=len(p.groups),
@@ -452,6 +458,10 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "the series decomposition meets its bound"
             return run.finish()
+        _raise_bound_by_cones(run)
+        if run.proven(run.best):
+            run.stats.proof = "a heuristic meets the bound the cones raised"
+            return run.finish()
         if decomposed and p.n_ops > run.strategy.monolithic_max_ops \
                 and run.budget.remaining() < run.strategy.monolithic_min_share * options.time_limit_s:
             # the monolithic model of a big graph spends seconds in CP-SAT's first
@@ -535,6 +545,27 @@ def _try_decomposition(run: _Run) -> bool:
     return True
 
 
+def _raise_bound_by_cones(run: _Run) -> None:
+    """Heads and tails raised by sub-solves over small cones (placer.cone_bounds): a better
+    bound where communication makes parallel branches expensive; the CP-SAT model then
+    starts from the raised heads and tails too."""
+    p, strategy, best = run.problem, run.strategy, run.best
+    if best is None or p.n_devices < 2 or relative_gap(best.makespan_ms, run.bound_ms) <= strategy.cone_min_gap:
+        return
+    seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s, 0.5 * run.budget.remaining())
+    if seconds < strategy.cones.step_s / 4:
+        return
+    run.report(f"heads and tails by sub-solves over cones of {strategy.cones.cone_ops} ops (limit {seconds:.1f} s)",
+               phase="cones")
+    cones = raise_by_cones(p, run.budget, seconds, run.bound_ms, strategy.cones,
+                           on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
+    run.cone_costs = cones.costs
+    assert run.stats.bounds_ms is not None
+    run.stats.bounds_ms.update({f"cones_{name}": value for name, value in cones.named.items()})
+    run.stats.record(cone_solves=cones.solves, cone_raised=cones.raised, cone_stopped_by=cones.stopped_by)
+    run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
+
+
 def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "group_moves") -> None:
     """Group moves checked by re-timing (placer.local_search): cheap gains on graphs too big
     for the exact models to improve."""
@@ -613,8 +644,9 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         candidates = [retime(q, projected)] if projected is not None else []
         candidates += [s for s in (heft(q), critical_path(q)) if s is not None]
         hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
+    releases = (run.cone_costs.head, run.cone_costs.tail) if coarse is None and run.cone_costs else None
     f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
-                    redundant_cumulative=q.n_ops <= run.strategy.big_model_ops)
+                    redundant_cumulative=q.n_ops <= run.strategy.big_model_ops, releases=releases)
     run.stats.record(**f.stats, tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
     state = {"last_report": -math.inf, "last_result": -math.inf}

@@ -92,6 +92,10 @@ class SolveStats(BaseModel):
                                              "solves ran on")
     decomposition_first_pass_s: list[float] | None = Field(None, description="wall-clock seconds of each distinct "
                                                           "component's first solve (the scale-out estimate's input)")
+    # heads and tails raised by sub-solves over cones (placer.cone_bounds)
+    cone_solves: int | None = Field(None, description="CP-SAT sub-solves over cones of the graph")
+    cone_raised: int | None = Field(None, description="joins whose head or tail the sub-solves raised")
+    cone_stopped_by: str | None = Field(None, description="done, time or solves")
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None
     moves_moves: int | None = None

@@ -22,7 +22,7 @@ from typing import Any
 from placer.model import Problem
 from placer.schedule import Schedule, Solution, earliest_times, solution_from_starts
 
-__all__ = ["CpSatFormulation", "build_cpsat"]
+__all__ = ["CpSatFormulation", "add_releases", "build_cpsat", "pick_tick"]
 
 _ROUND_TICKS_MS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
 _MAX_TICKS = 2**40
@@ -58,7 +58,7 @@ class CpSatFormulation:
         return max(0.0, math.floor(bound_ticks + 1e-9) * self.tick_ms - self.rounding_slack_ms)
 
 
-def _pick_tick(values: list[float], horizon_ms: float, min_ticks: float = 1.0) -> tuple[float, bool]:
+def pick_tick(values: list[float], horizon_ms: float, min_ticks: float = 1.0) -> tuple[float, bool]:
     """The largest round tick that makes every value an integer, else a fine approximate one.
 
     `min_ticks`: the horizon must span at least this many ticks (fine resolution).
@@ -227,12 +227,28 @@ def add_memory(m: Any, problem: Problem, presence: dict[int, dict[int, Any]]) ->
             m.add(sum(mem * presence[g][d] for g, mem in demand.items() if mem) <= cap)
 
 
+def add_releases(m: Any, problem: Problem, start: list[Any], cmax: Any, releases: tuple[list[float], list[float]],
+                 tick_ms: float) -> None:
+    """Redundant: op k starts no earlier than its head, and the makespan is at least its
+    start + its fastest time + its tail. Valid in ticks: a tick solution, read in
+    milliseconds with the real (shorter) costs, is a valid schedule that ends by cmax."""
+    heads, tails = releases
+    for k in range(problem.n_ops):
+        if heads[k] > 0:
+            m.add(start[k] >= math.floor(heads[k] / tick_ms + 1e-9))
+        if tails[k] > 0:
+            m.add(cmax >= start[k] + math.floor((problem.min_time_ms(k) + tails[k]) / tick_ms + 1e-9))
+
+
 def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
-                redundant_cumulative: bool = True, symmetry_breaking: bool = True) -> CpSatFormulation:
+                redundant_cumulative: bool = True, symmetry_breaking: bool = True,
+                releases: tuple[list[float], list[float]] | None = None) -> CpSatFormulation:
     """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon.
 
     Without `symmetry_breaking` every relabelling of interchangeable devices stays a
-    solution: what placer.neighbourhood needs to fix part of any incumbent as it is."""
+    solution: what placer.neighbourhood needs to fix part of any incumbent as it is.
+    `releases`: per op a head and a tail (ms) that hold for every valid placement
+    (placer.bounds.Costs), added as redundant constraints."""
     from ortools.sat.python import cp_model
 
     delays_ms = _edge_delays(problem)
@@ -244,7 +260,7 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         horizon_ms = sum(max(row) for row in problem.time_ms) + sum(max(d.values(), default=0.0) for d in delays_ms)
     has_points = any(problem.time_ms[k][d] == 0 for k in range(problem.n_ops) for d in problem.allowed[problem.group[k]])
     # zero-length ops occupy one tick (see below): keep that tick negligible
-    tick, exact = _pick_tick(values, horizon_ms, min_ticks=_APPROX_TICKS / 2 if has_points else 1.0)
+    tick, exact = pick_tick(values, horizon_ms, min_ticks=_APPROX_TICKS / 2 if has_points else 1.0)
     dur = [[_ticks(t, tick) for t in row] for row in problem.time_ms]
     delay = [{pair: _ticks(x, tick) for pair, x in per_edge.items()} for per_edge in delays_ms]
 
@@ -299,6 +315,8 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         if not problem.succs[k]:
             m.add(cmax >= end[k])
     m.add(cmax >= max(0, math.floor((lower_bound_ms - slack_ms) / tick)))
+    if releases is not None:
+        add_releases(m, problem, start, cmax, releases, tick)
     m.minimize(cmax)
 
     n_symmetry = add_symmetry_breaking(m, classes, free_groups, presence) if symmetry_breaking else 0

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from placer.formulations.cpsat_model import _pick_tick, _ticks
+from placer.formulations.cpsat_model import _ticks, pick_tick
 from placer.split.plan import SplitPlan, SplitProblem
 
 __all__ = ["SplitCpSat", "build_split_cpsat"]
@@ -85,7 +85,7 @@ def build_split_cpsat(sp: SplitProblem, hint: SplitPlan | None, horizon_ms: floa
         delays_ms.append({pair: sp.edge_cost(e_idx, *pair).delay_ms for pair in pairs})
     values = [t for k in range(p.n_ops) for row in sp.task_ms[k] for t in row]
     values += [d for row in delays_ms for d in row.values()]
-    tick, exact = _pick_tick(values, horizon_ms, min_ticks=_TICKS / 2)
+    tick, exact = pick_tick(values, horizon_ms, min_ticks=_TICKS / 2)
     dur = [[_ticks(sp.duration_ms(k, c), tick) for c in range(n_cfg[p.group[k]])] for k in range(p.n_ops)]
     task = [[[max(1, _ticks(t, tick)) for t in sp.task_ms[k][c]] for c in range(n_cfg[p.group[k]])]
             for k in range(p.n_ops)]

@@ -1,0 +1,200 @@
+"""Heads and tails raised by exact sub-solves over small cones of the graph.
+
+The cheap heads of placer.bounds charge communication one join at a time: where a cell
+of parallel branches must either run its branches one after another or pay transfers
+in and out of them, they see only part of that price, and as the graph repeats such
+cells the bound falls further and further behind (NASNet cells, per-head attention on a
+machine whose links are slow next to its compute). Here a join's head is raised to a
+proven lower bound on its earliest start in every valid placement: CP-SAT places and
+schedules its nearest ancestors (at most `cone_ops` of them) from their own heads, with
+device exclusivity, colocation groups, pins and the transfer delays of the devices
+chosen, and minimises the join's start. Everything outside the cone is dropped, so any
+valid placement of the whole graph restricted to the cone is a solution of the
+sub-model: its proven bound holds for the whole graph. Heads are raised in topological
+order, so what one join proves flows on through the next cones; then tails, the same
+way on the reversed graph. The raised heads and tails feed the bounds that rest on them
+(placer.bounds.head_tail_bounds_ms).
+
+Durations and delays are rounded down to ticks (floor(a + b) >= floor(a) + floor(b)
+keeps every real schedule a tick solution), so the sub-model's bound times the tick is
+a bound in milliseconds. Memory is left out (a relaxation).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from placer.bounds import Costs, head_tail_bounds_ms
+from placer.budget import Budget
+from placer.formulations.cpsat_model import add_no_overlap, add_placement, add_symmetry_breaking, pick_tick
+from placer.model import Problem
+from solvers import SolveStatus
+
+__all__ = ["ConeBound", "ConeOptions", "raise_by_cones"]
+
+_TICKS = 100_000  # resolution of a sub-model's horizon when no round tick is exact
+
+
+@dataclass(frozen=True)
+class ConeOptions:
+    """How much the cone sub-solves may do (the engine's Strategy holds its copy)."""
+
+    cone_ops: int = 40            # ancestors (descendants, for tails) in one sub-model: 80 proved more
+                                  # per join but cost 4x the time (NASNet cells, 4 GPUs)
+    step_s: float = 1.0           # limit of one sub-solve
+    near: float = 0.9             # only joins whose head + op + tail reaches this share of the bound
+    max_solves: int = 2000        # sub-solves in one call (bounds deterministic runs too)
+
+
+@dataclass
+class ConeBound:
+    """What the cones proved: the bounds resting on the raised heads and tails (ms)."""
+
+    named: dict[str, float]
+    solves: int = 0
+    raised: int = 0               # joins whose head or tail went up
+    stopped_by: str = "done"      # "done", "time" or "solves"
+    costs: Costs | None = field(default=None, repr=False)
+
+    @property
+    def bound_ms(self) -> float:
+        return max(self.named.values(), default=0.0)
+
+
+def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: float,
+                   options: ConeOptions | None = None,
+                   on_step: Callable[[str, float], None] | None = None) -> ConeBound:
+    """Raise heads, then tails (half the time each, a pass ending early leaves its rest to
+    the next) by cone sub-solves within `seconds` of `budget`; `known_ms`
+    is the best bound so far (it picks the joins worth a sub-solve). `on_step(message,
+    bound_ms)` hears of each pass."""
+    options = options or ConeOptions()
+    began = budget.spent()
+    costs = Costs.of(problem)
+    result = ConeBound(named=head_tail_bounds_ms(problem, costs), costs=costs)
+    target = [max(known_ms, result.bound_ms)]
+
+    passes = [began + seconds / 2, began + seconds]  # heads, then tails: half the time each
+
+    def left() -> float:
+        return passes[0] - budget.spent()
+
+    def raise_at(tails: bool, other: list[float]) -> Callable[[int, list[float]], float]:
+        """The hook of placer.bounds._releases: a sub-solve at joins that may matter."""
+
+        def hook(v: int, release: list[float]) -> float:
+            inputs = problem.succs[v] if tails else problem.preds[v]
+            if len(inputs) < 2 or release[v] + costs.fastest[v] + other[v] < options.near * target[0]:
+                return release[v]
+            if result.solves >= options.max_solves:
+                result.stopped_by = "solves"
+                return release[v]
+            if left() <= 0.01:
+                result.stopped_by = "time"
+                return release[v]
+            result.solves += 1
+            proven = _solve_cone(problem, budget, min(options.step_s, left()), v,
+                                 _cone(problem, v, options.cone_ops, tails), release, tails)
+            if proven > release[v] * (1 + 1e-9):
+                result.raised += 1
+                target[0] = max(target[0], proven + costs.fastest[v] + other[v])
+                return proven
+            return release[v]
+
+        return hook
+
+    for tails in (False, True):
+        other = costs.head if tails else costs.tail
+        costs = costs.raised(problem, raise_at(tails, other), tails=tails)
+        result.named = head_tail_bounds_ms(problem, costs)
+        result.costs = costs
+        passes.pop(0)
+        if on_step is not None:
+            on_step(f"{'tails' if tails else 'heads'} raised at {result.raised} joins "
+                    f"({result.solves} sub-solves)", result.bound_ms)
+    return result
+
+
+def _cone(problem: Problem, v: int, size: int, tails: bool) -> list[int]:
+    """v and its nearest ancestors (descendants, for tails), breadth first, at most `size`."""
+    seen = {v}
+    frontier = [v]
+    while frontier and len(seen) < size:
+        following = []
+        for x in frontier:
+            for i in (problem.succs[x] if tails else problem.preds[x]):
+                e = problem.edges[i]
+                u = e.dst if tails else e.src
+                if u not in seen and len(seen) < size:
+                    seen.add(u)
+                    following.append(u)
+        frontier = following
+    return sorted(seen)
+
+
+def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, ops: list[int],
+                release: list[float], tails: bool) -> float:
+    """A proven lower bound on the target's release (start, or for tails the time from its
+    end to the makespan) in every valid placement; at least its current release."""
+    from ortools.sat.python import cp_model
+
+    inside = set(ops)
+    edges = [i for k in ops for i in problem.preds[k] if problem.edges[i].src in inside]
+    longest = [max(problem.time_ms[k][d] for d in problem.allowed[problem.group[k]]) for k in ops]
+    horizon_ms = (max(release[k] for k in ops) + sum(longest)
+                  + sum(_largest_delay(problem, i) for i in edges))
+    values = [problem.time_ms[k][d] for k in ops for d in problem.allowed[problem.group[k]]]
+    values += [problem.delay_ms(problem.edges[i], a, b) for i in edges for a, b in _device_pairs(problem, i)]
+    tick, _ = pick_tick(values, max(horizon_ms, 1e-9), min_ticks=_TICKS / 10)  # exact ticks lose nothing
+    horizon = math.ceil(horizon_ms / tick) + 1
+
+    m = cp_model.CpModel()
+    groups = sorted({problem.group[k] for k in ops})
+    presence = add_placement(m, problem, groups)
+    start: dict[int, Any] = {}
+    finish: dict[int, Any] = {}
+    per_device: list[list[Any]] = [[] for _ in problem.devices]
+    for k in ops:
+        lits = presence[problem.group[k]]
+        ticks = {d: math.floor(problem.time_ms[k][d] / tick + 1e-9) for d in lits}
+        s = m.new_int_var(min(horizon, math.floor(release[k] / tick + 1e-9)), horizon, f"s{k}")
+        e = m.new_int_var(0, 2 * horizon, f"e{k}")
+        m.add(e == s + sum(t * lits[d] for d, t in ticks.items()))
+        for d, t in ticks.items():
+            if t > 0 and k != target:
+                per_device[d].append(m.new_optional_fixed_size_interval_var(s, t, lits[d], f"i{k}_{d}"))
+        start[k], finish[k] = s, e
+    add_no_overlap(m, per_device)
+    for i in edges:
+        edge = problem.edges[i]
+        # reversed (tails): the consumer's op comes first; the delay is the tensor's, from src to dst
+        first, then = (edge.dst, edge.src) if tails else (edge.src, edge.dst)
+        m.add(start[then] >= finish[first])
+        on_src, on_dst = presence[problem.group[edge.src]], presence[problem.group[edge.dst]]
+        if problem.group[edge.src] == problem.group[edge.dst]:
+            continue
+        for a, lit in on_src.items():
+            terms = [math.floor(problem.delay_ms(edge, a, b) / tick + 1e-9) * on_dst[b] for b in on_dst if b != a]
+            ct = m.add(start[then] >= finish[first] + sum(terms))
+            if len(on_src) > 1:
+                ct.only_enforce_if(lit)
+    free = [g for g in groups if len(problem.allowed[g]) == problem.n_devices]
+    add_symmetry_breaking(m, problem.interchangeable_devices, free, presence)
+    m.minimize(start[target])
+    run, _ = budget.solve_cpsat(m, seconds)
+    if run.status is SolveStatus.INFEASIBLE or run.bound is None:
+        return release[target]  # the cone always has a solution: nothing to learn
+    return max(release[target], math.floor(run.bound + 1e-9) * tick)
+
+
+def _device_pairs(problem: Problem, i: int) -> list[tuple[int, int]]:
+    """The (source, destination) device pairs edge i may use, on two devices."""
+    edge = problem.edges[i]
+    return [(a, b) for a in problem.allowed[problem.group[edge.src]] for b in problem.allowed[problem.group[edge.dst]]
+            if a != b]
+
+
+def _largest_delay(problem: Problem, i: int) -> float:
+    return max((problem.delay_ms(problem.edges[i], a, b) for a, b in _device_pairs(problem, i)), default=0.0)

@@ -1,0 +1,84 @@
+"""Heads and tails raised by cone sub-solves (placer.cone_bounds): never above an optimum,
+and exact where the cheap heads are not.
+
+Sub-solves run in deterministic mode (CP-SAT work limits), so what they prove does not
+depend on the machine's load."""
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from placer.bounds import bound_breakdown
+from placer.budget import Budget
+from placer.cone_bounds import ConeOptions, raise_by_cones
+from placer.engine import PlaceOptions, place
+from placer.model import Problem, build_problem
+from placer.schema import parse_graph, parse_hardware
+from tests.conftest import fully_connected, graph
+from tests.reference import brute_force_makespan
+from tests.test_bounds import _mirror_case, _problem, _random_case
+
+TOL = 1e-6
+EVERY_JOIN = ConeOptions(near=0.0, step_s=10.0)  # a sub-solve at every join, each to its proof
+
+
+def _cones(problem: Problem, options: ConeOptions = EVERY_JOIN) -> float:
+    return raise_by_cones(problem, Budget(1000.0, deterministic=True), 1000.0, 0.0, options).bound_ms
+
+
+@pytest.mark.parametrize("seed", range(0, 160, 2))
+def test_cones_never_exceed_the_exhaustive_optimum(seed: int) -> None:
+    g, hw, t = _random_case(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    if optimum is None:
+        pytest.skip("no placement fits memory")
+    value = _cones(_problem(g, hw))
+    assert math.isfinite(value) and value <= optimum + TOL, (value, optimum)
+
+
+@pytest.mark.parametrize("seed", range(0, 80, 2))
+def test_cones_never_exceed_the_optimum_of_forward_backward_copies(seed: int) -> None:
+    g, hw, t = _mirror_case(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    if optimum is None:
+        pytest.skip("no placement fits memory")
+    assert _cones(_problem(g, hw)) <= optimum + TOL
+
+
+def _two_branches() -> tuple[dict, dict]:
+    """s -> a1 -> a2 -> j and s -> b1 -> b2 -> j, 1 ms each, on 2 GPUs whose link takes
+    10 ms per tensor. Running a branch elsewhere costs two transfers (20 ms), so the
+    optimum runs all six ops on one device: 6 ms. The cheap heads see the join's two
+    inputs one at a time on its device (4 ms) but not the branches' first ops: 5 ms."""
+    ops = [(name, 1.0) for name in ("s", "a1", "a2", "b1", "b2", "j")]
+    edges = [("s", "a1", 10_000_000), ("a1", "a2", 10_000_000), ("a2", "j", 10_000_000),
+             ("s", "b1", 10_000_000), ("b1", "b2", 10_000_000), ("b2", "j", 10_000_000)]
+    return graph(ops, edges), fully_connected(2, bandwidth_gb_per_s=1.0)
+
+
+def test_cones_prove_what_the_cheap_heads_miss() -> None:
+    g, hw = _two_branches()
+    problem = build_problem(parse_graph(g), parse_hardware(hw))
+    assert max(bound_breakdown(problem).values()) == pytest.approx(5.0)
+    assert _cones(problem) == pytest.approx(6.0, abs=1e-3)
+    assert brute_force_makespan([[1.0, 1.0]] * 6, [(0, 1, 1e7), (1, 2, 1e7), (2, 5, 1e7), (0, 3, 1e7), (3, 4, 1e7),
+                                                    (4, 5, 1e7)], lambda size, a, b: size / 1e6) == 6.0
+
+
+def test_the_engine_reports_the_bound_the_cones_raised() -> None:
+    g, hw = _two_branches()
+    result = place(parse_graph(g), parse_hardware(hw), PlaceOptions(time_limit_s=10, deterministic=True))
+    assert result.status == "optimal" and result.makespan_ms == pytest.approx(6.0)
+    assert result.stats is not None and result.stats.bounds_ms is not None
+    assert result.stats.bounds_ms["cones_communication"] == pytest.approx(6.0, abs=1e-3)
+    assert result.stats.tight_bound is not None and result.stats.tight_bound.startswith("cones_")
+    assert result.stats.cone_solves and result.stats.cone_raised
+
+
+def test_a_cone_pass_stops_at_its_limits() -> None:
+    g, hw = _two_branches()
+    problem = build_problem(parse_graph(g), parse_hardware(hw))
+    capped = raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0, ConeOptions(near=0.0, max_solves=1))
+    assert capped.solves == 1 and capped.stopped_by == "solves"
+    assert 5.0 - TOL <= capped.bound_ms <= 6.0 + TOL
