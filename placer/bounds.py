@@ -19,6 +19,10 @@ The named bounds:
   runs the rest of the run's groups, each split pays a transfer.
 - paired_chains: two chains through the same groups (a layer's forward and backward
   copies) as a two-job shop over those runs.
+
+`head_tail_bounds_ms` recomputes the bounds that rest on heads and tails from raised ones
+(placer.cone_bounds raises them by exact sub-solves, through the `raise_at` hook of
+`_releases`).
 """
 from __future__ import annotations
 
