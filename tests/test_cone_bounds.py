@@ -6,6 +6,7 @@ depend on the machine's load."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 
@@ -27,23 +28,18 @@ def _cones(problem: Problem, options: ConeOptions = EVERY_JOIN) -> float:
     return raise_by_cones(problem, Budget(1000.0, deterministic=True), 1000.0, 0.0, options).bound_ms
 
 
-@pytest.mark.parametrize("seed", range(0, 160, 2))
-def test_cones_never_exceed_the_exhaustive_optimum(seed: int) -> None:
-    g, hw, t = _random_case(seed)
+CASES = [(_random_case, seed) for seed in range(0, 160, 2)] + [(_mirror_case, seed) for seed in range(0, 80, 2)]
+
+
+@pytest.mark.parametrize(("make", "seed"), CASES, ids=[f"{m.__name__.strip('_')}-{s}" for m, s in CASES])
+def test_cones_never_exceed_the_exhaustive_optimum(make: Callable, seed: int) -> None:
+    """The bound tests' random instances and forward/backward copies (tests/test_bounds.py)."""
+    g, hw, t = make(seed)
     optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
     if optimum is None:
         pytest.skip("no placement fits memory")
     value = _cones(_problem(g, hw))
     assert math.isfinite(value) and value <= optimum + TOL, (value, optimum)
-
-
-@pytest.mark.parametrize("seed", range(0, 80, 2))
-def test_cones_never_exceed_the_optimum_of_forward_backward_copies(seed: int) -> None:
-    g, hw, t = _mirror_case(seed)
-    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
-    if optimum is None:
-        pytest.skip("no placement fits memory")
-    assert _cones(_problem(g, hw)) <= optimum + TOL
 
 
 def _two_branches() -> tuple[dict, dict]:
