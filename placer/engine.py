@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from placer import bounds as _bounds
-from placer.bounds import Costs, lower_bound_ms
+from placer.bounds import lower_bound_ms
 from placer.budget import Budget
 from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
-from placer.cone_bounds import ConeOptions, raise_by_cones
+from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
 from placer.heuristics import critical_path, heft, single_device, stages
@@ -135,7 +135,9 @@ class Strategy:
     milp_finish_s: float = 0.2          # kept from the MILP's limit for reading back and checking its answer
     cone_min_gap: float = 0.02          # cone sub-solves (placer.cone_bounds) only while the gap is above this ...
     cone_share: float = 0.15            # ... for this share of the limit ...
-    cone_max_s: float = 15.0            # ... at most this long
+    cone_max_s: float = 15.0            # ... at most this long; the time the strategies leave unused at the
+                                        # end goes on with cones (twice as large once every join was solved)
+    cone_min_s: float = 0.5             # no cone pass with less time than this
     cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
 
 
@@ -178,7 +180,7 @@ class _Run:
         self.baselines: _Baselines | None = None
         self.best: Schedule | None = None
         self.best_source = ""
-        self.cone_costs: Costs | None = None  # heads and tails the cones raised (placer.cone_bounds)
+        self.cones: ConeBound | None = None  # heads and tails the cones raised (placer.cone_bounds)
         self.valid: list[tuple[Schedule, str]] = []  # every accepted candidate, for a fallback
         p = self.problem
         self.stats = SolveStats(ops=p.n_ops, edges=len(p.edges), devices=p.n_devices, groups=len(p.groups),
@@ -489,6 +491,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             _neighbourhood_search(run)
         if polish_share > 0 and not run.proven(run.best):
             _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish")
+        _raise_bound_by_cones(run, leftover=True)
     else:
         solver_run = _solve_milp(run, backend)
     run.stats.record(solver_status=solver_run.status.value, solver_wall_s=solver_run.wall_s,
@@ -545,24 +548,33 @@ def _try_decomposition(run: _Run) -> bool:
     return True
 
 
-def _raise_bound_by_cones(run: _Run) -> None:
+def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     """Heads and tails raised by sub-solves over small cones (placer.cone_bounds): a better
     bound where communication makes parallel branches expensive; the CP-SAT model then
-    starts from the raised heads and tails too."""
+    starts from the raised heads and tails too. With `leftover`, the time the strategies
+    left unused goes on where the first pass ran out of time, or to cones twice as large."""
     p, strategy, best = run.problem, run.strategy, run.best
     if best is None or p.n_devices < 2 or relative_gap(best.makespan_ms, run.bound_ms) <= strategy.cone_min_gap:
         return
-    seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s, 0.5 * run.budget.remaining())
-    if seconds < strategy.cones.step_s / 4:
+    options, earlier = strategy.cones, run.cones
+    if leftover:
+        seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
+        if earlier is not None and earlier.stopped_by == "done":  # else: go on where the time ran out
+            options = replace(options, cone_ops=2 * options.cone_ops)
+    else:
+        seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s,
+                      0.5 * run.budget.remaining())
+    if seconds < strategy.cone_min_s:
         return
-    run.report(f"heads and tails by sub-solves over cones of {strategy.cones.cone_ops} ops (limit {seconds:.1f} s)",
-               phase="cones")
-    cones = raise_by_cones(p, run.budget, seconds, run.bound_ms, strategy.cones,
+    run.report(f"heads and tails by sub-solves over cones of {options.cone_ops} ops (limit {seconds:.1f} s)",
+               phase="cones_leftover" if leftover else "cones")
+    cones = raise_by_cones(p, run.budget, seconds, run.bound_ms, options, earlier,
                            on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
-    run.cone_costs = cones.costs
+    run.cones = cones
     assert run.stats.bounds_ms is not None
     run.stats.bounds_ms.update({f"cones_{name}": value for name, value in cones.named.items()})
-    run.stats.record(cone_solves=cones.solves, cone_raised=cones.raised, cone_stopped_by=cones.stopped_by)
+    run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
+                     cone_raised=(run.stats.cone_raised or 0) + cones.raised, cone_stopped_by=cones.stopped_by)
     run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
 
 
@@ -644,7 +656,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         candidates = [retime(q, projected)] if projected is not None else []
         candidates += [s for s in (heft(q), critical_path(q)) if s is not None]
         hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
-    releases = (run.cone_costs.head, run.cone_costs.tail) if coarse is None and run.cone_costs else None
+    releases = (run.cones.costs.head, run.cones.costs.tail) if coarse is None and run.cones else None
     f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
                     redundant_cumulative=q.n_ops <= run.strategy.big_model_ops, releases=releases)
     run.stats.record(**f.stats, tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,

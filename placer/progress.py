@@ -39,6 +39,7 @@ PHASES = (
     "cpsat_coarse",   # CP-SAT on the coarsened graph
     "neighbourhood",  # large-neighbourhood search
     "polish",         # group moves after CP-SAT (big graphs)
+    "cones_leftover", # the time left at the end: larger cones on what the first cones proved
     "milp",           # CBC or HiGHS on the DLPlacer MILP
     "finish",         # validating and simulating the best placement
 )

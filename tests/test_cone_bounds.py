@@ -78,3 +78,15 @@ def test_a_cone_pass_stops_at_its_limits() -> None:
     capped = raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0, ConeOptions(near=0.0, max_solves=1))
     assert capped.solves == 1 and capped.stopped_by == "solves"
     assert 5.0 - TOL <= capped.bound_ms <= 6.0 + TOL
+
+
+def test_a_later_call_builds_on_an_earlier_one() -> None:
+    """Joins solved with cones of the same size are not solved again; what they proved stays."""
+    g, hw = _two_branches()
+    problem = build_problem(parse_graph(g), parse_hardware(hw))
+    first = raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0, EVERY_JOIN)
+    again = raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0, EVERY_JOIN, earlier=first)
+    assert first.solves > 0 and again.solves == 0 and again.bound_ms == pytest.approx(first.bound_ms)
+    larger = raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0,
+                            ConeOptions(near=0.0, cone_ops=120), earlier=first)
+    assert larger.solves > 0 and larger.bound_ms >= first.bound_ms - TOL
