@@ -90,3 +90,18 @@ def test_a_later_call_builds_on_an_earlier_one() -> None:
     larger = raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0,
                             ConeOptions(near=0.0, cone_ops=120), earlier=first)
     assert larger.solves > 0 and larger.bound_ms >= first.bound_ms - TOL
+
+
+def test_deterministic_mode_repeats_what_the_cones_prove() -> None:
+    """A communication-heavy layered graph (CCR 3) whose cheap bound is weak: the cones run
+    (15% of the limit) and raise it; two deterministic solves agree to the last digit."""
+    from benchmarks.graphs import fully_connected_hardware, layered
+
+    g, hw = parse_graph(layered(40, seed=1, ccr=3.0, width=6)), parse_hardware(fully_connected_hardware(4))
+    options = PlaceOptions(time_limit_s=5, deterministic=True, threads=2)
+    first, second = place(g, hw, options), place(g, hw, options)
+    assert first.stats is not None and second.stats is not None and first.stats.bounds_ms is not None
+    assert first.stats.cone_solves and first.stats.bounds_ms["cones_communication"] > \
+        first.stats.bounds_ms["communication"] + 1.0
+    assert (first.status, first.makespan_ms, first.lower_bound_ms, first.placement, first.stats.bounds_ms) == \
+        (second.status, second.makespan_ms, second.lower_bound_ms, second.placement, second.stats.bounds_ms)
