@@ -48,6 +48,8 @@ class ConeOptions:
     step_s: float = 1.0           # limit of one sub-solve
     near: float = 0.9             # only joins whose head + op + tail reaches this share of the bound
     max_solves: int = 2000        # sub-solves in one call (bounds deterministic runs too)
+    probe: float = 0.3            # a pass that has not raised the bound in this share of its time stops
+                                  # (and leaves its time to the other strategies)
 
 
 @dataclass
@@ -59,7 +61,7 @@ class ConeBound:
     cone_ops: int = 0
     solves: int = 0
     raised: int = 0               # joins whose head or tail went up
-    stopped_by: str = "done"      # "done", "time" or "solves"
+    stopped_by: str = "done"      # "done", "time", "solves" or "no gain"
     solved: set[tuple[int, bool]] = field(default_factory=set, repr=False)  # (op, tails) done at cone_ops
 
     @property
@@ -89,19 +91,25 @@ def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: f
         return passes[0] - budget.spent()
 
     def raise_at(tails: bool, proven_before: list[float], other: list[float]) -> Callable[[int, list[float]], float]:
-        """The hook of placer.bounds._releases: a sub-solve at joins that may matter."""
+        """The hook of placer.bounds._releases: a sub-solve at joins that may matter; the
+        pass gives up once a share of its time has not raised the bound at all."""
+        pass_began, pass_s, target_before = budget.spent(), left(), target[0]
+        gave_up = [False]
 
         def hook(v: int, release: list[float]) -> float:
             current = max(release[v], proven_before[v])
             inputs = problem.succs[v] if tails else problem.preds[v]
             if len(inputs) < 2 or current + costs.fastest[v] + other[v] < options.near * target[0] \
-                    or (v, tails) in result.solved:
+                    or (v, tails) in result.solved or gave_up[0]:
                 return current
             if result.solves >= options.max_solves:
                 result.stopped_by = "solves"
                 return current
             if left() <= 0.01:
                 result.stopped_by = "time"
+                return current
+            if budget.spent() - pass_began > options.probe * pass_s and target[0] <= target_before * (1 + 1e-6):
+                result.stopped_by, gave_up[0] = "no gain", True
                 return current
             result.solves += 1
             result.solved.add((v, tails))

@@ -559,7 +559,7 @@ def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     options, earlier = strategy.cones, run.cones
     if leftover:
         seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
-        if earlier is not None and earlier.stopped_by == "done":  # else: go on where the time ran out
+        if earlier is not None and earlier.stopped_by != "time":  # else: go on where the time ran out
             options = replace(options, cone_ops=2 * options.cone_ops)
     else:
         seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s,
