@@ -12,7 +12,7 @@ import pytest
 
 from placer.bounds import bound_breakdown
 from placer.budget import Budget
-from placer.cone_bounds import ConeOptions, raise_by_cones
+from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
 from placer.engine import PlaceOptions, place
 from placer.model import Problem, build_problem
 from placer.schema import parse_graph, parse_hardware
@@ -105,3 +105,20 @@ def test_deterministic_mode_repeats_what_the_cones_prove() -> None:
         first.stats.bounds_ms["communication"] + 1.0
     assert (first.status, first.makespan_ms, first.lower_bound_ms, first.placement, first.stats.bounds_ms) == \
         (second.status, second.makespan_ms, second.lower_bound_ms, second.placement, second.stats.bounds_ms)
+
+
+def test_a_pass_that_raises_nothing_gives_up() -> None:
+    """Two fork-joins in series with free transfers: the cheap heads are exact, so no cone can
+    raise them; with probe 0 each pass stops after its first sub-solve."""
+    ops = [(name, 1.0) for name in ("s", "a", "b", "j", "c", "d", "k")]
+    edges = [("s", "a", 0), ("s", "b", 0), ("a", "j", 0), ("b", "j", 0), ("j", "c", 0), ("j", "d", 0),
+             ("c", "k", 0), ("d", "k", 0)]
+    problem = build_problem(parse_graph(graph(ops, edges)), parse_hardware(fully_connected(2)))
+
+    def run(probe: float) -> ConeBound:
+        return raise_by_cones(problem, Budget(10.0, deterministic=True), 10.0, 0.0, ConeOptions(near=0.0, probe=probe))
+
+    patient, impatient = run(1.0), run(0.0)
+    assert patient.raised == 0 and patient.solves == 4 and patient.stopped_by == "done"
+    assert impatient.solves == 2 and impatient.stopped_by == "no gain"
+    assert impatient.bound_ms == pytest.approx(patient.bound_ms)
