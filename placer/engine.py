@@ -460,10 +460,6 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "the series decomposition meets its bound"
             return run.finish()
-        _raise_bound_by_cones(run)
-        if run.proven(run.best):
-            run.stats.proof = "a heuristic meets the bound the cones raised"
-            return run.finish()
         if decomposed and p.n_ops > run.strategy.monolithic_max_ops \
                 and run.budget.remaining() < run.strategy.monolithic_min_share * options.time_limit_s:
             # the monolithic model of a big graph spends seconds in CP-SAT's first
@@ -474,6 +470,10 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             return run.finish()
         _improve_by_moves(run)
         if run.proven(run.best):
+            return run.finish()
+        _raise_bound_by_cones(run)
+        if run.proven(run.best):
+            run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
             # building the model alone takes longer (0.2 s for 300 ops on 4 devices)

@@ -33,8 +33,8 @@ PHASES = (
     "baselines",      # single device, HEFT, critical path
     "stages",         # the staged critical-path heuristic
     "decomposition",  # series decomposition: one CP-SAT model per component, then re-fits
-    "cones",          # heads and tails raised by CP-SAT sub-solves over cones (a better bound)
     "group_moves",    # group moves checked by re-timing
+    "cones",          # heads and tails raised by CP-SAT sub-solves over cones (a better bound)
     "cpsat",          # the monolithic CP-SAT model
     "cpsat_coarse",   # CP-SAT on the coarsened graph
     "neighbourhood",  # large-neighbourhood search
