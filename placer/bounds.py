@@ -60,16 +60,13 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
     if problem.n_ops == 0:
         return {"critical_path": 0.0}
     c = Costs.of(problem)
-    path = longest_path(problem, c.fastest)
     named = {
         "critical_path": _longest_path_ms(problem, c.fastest),
-        "communication": max(h + p + t for h, p, t in zip(c.head, c.fastest, c.tail)),
         "work": sum(c.fastest) / problem.n_devices,
         "largest_group": max(_group_work_ms(problem, g) for g in range(len(problem.groups))),
         "pinned": _pinned_ms(problem),
         "group_packing": _group_packing_ms(problem),
-        "group_machine": _group_machine_ms(problem, c),
-        "path_blocks": _path_blocks_ms(problem, c, path),
+        **head_tail_bounds_ms(problem, c),
     }
     named["paired_chains"] = _paired_chains_ms(problem, c, max(named.values()))
     return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}
