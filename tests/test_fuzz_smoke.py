@@ -17,7 +17,8 @@ from benchmarks.fuzz import judge, preload, random_case, run_case, write_report
 # infeasible case; and cases that found bugs (a 0-byte device; CBC's increment, on tiny
 # durations; HiGHS's "Solve error", whose retry with a loose tolerance answered 0.366 for 0.3661,
 # and two that failed every earlier retry of it)
-CASES = [(0, 0), (1, 0), (21, 0), (35, 0), (3, 0), (51, 1000), (61, 1000), (2446, 0), (301, 4000), (559, 4000)]
+CASES = [(0, 0), (1, 0), (21, 0), (35, 0), (3, 0), (51, 1000), (61, 1000), (2446, 0), (301, 4000), (559, 4000),
+         (747, 5000)]
 
 
 @pytest.fixture(scope="module")
