@@ -28,7 +28,15 @@ from typing import Any
 
 from placer.bounds import Costs, head_tail_bounds_ms
 from placer.budget import Budget
-from placer.formulations.cpsat_model import add_no_overlap, add_placement, add_symmetry_breaking, pick_tick
+from placer.formulations.cpsat_model import (
+    add_no_overlap,
+    add_op,
+    add_placement,
+    add_precedence,
+    add_symmetry_breaking,
+    pair_delays,
+    pick_tick,
+)
 from placer.model import Problem
 from solvers import SolveStatus
 
@@ -156,20 +164,26 @@ def _cone(problem: Problem, v: int, size: int, tails: bool) -> list[int]:
 def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, ops: list[int],
                 release: list[float], tails: bool) -> float:
     """A proven lower bound on the target's release (start, or for tails the time from its
-    end to the makespan) in every valid placement; at least its current release."""
+    end to the makespan) in every valid placement; at least its current release. The model
+    is the whole model's (placer.formulations.cpsat_model) restricted to the cone, with costs
+    rounded down and zero-length ops taking no interval."""
     from ortools.sat.python import cp_model
 
     inside = set(ops)
     edges = [i for k in ops for i in problem.preds[k] if problem.edges[i].src in inside]
+    delays = {i: pair_delays(problem, problem.edges[i]) for i in edges}
     longest = [max(problem.time_ms[k][d] for d in problem.allowed[problem.group[k]]) for k in ops]
     horizon_ms = (max(release[k] for k in ops) + sum(longest)
-                  + sum(_largest_delay(problem, i) for i in edges))
+                  + sum(max(pairs.values(), default=0.0) for pairs in delays.values()))
     values = [problem.time_ms[k][d] for k in ops for d in problem.allowed[problem.group[k]]]
-    values += [problem.delay_ms(problem.edges[i], a, b) for i in edges for a, b in _device_pairs(problem, i)]
+    values += [x for pairs in delays.values() for x in pairs.values()]
     tick, exact = pick_tick(values, max(horizon_ms, 1e-9), min_ticks=_TICKS / 10)  # exact ticks lose nothing
     if not exact:
         tick = max(horizon_ms, 1e-9) / _TICKS  # coarse ticks keep each solve short (each op loses < 1 tick)
     horizon = math.ceil(horizon_ms / tick) + 1
+
+    def down(ms: float) -> int:
+        return math.floor(ms / tick + 1e-9)
 
     m = cp_model.CpModel()
     groups = sorted({problem.group[k] for k in ops})
@@ -179,28 +193,16 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     per_device: list[list[Any]] = [[] for _ in problem.devices]
     for k in ops:
         lits = presence[problem.group[k]]
-        ticks = {d: math.floor(problem.time_ms[k][d] / tick + 1e-9) for d in lits}
-        s = m.new_int_var(min(horizon, math.floor(release[k] / tick + 1e-9)), horizon, f"s{k}")
-        e = m.new_int_var(0, 2 * horizon, f"e{k}")
-        m.add(e == s + sum(t * lits[d] for d, t in ticks.items()))
-        for d, t in ticks.items():
-            if t > 0 and k != target:
-                per_device[d].append(m.new_optional_fixed_size_interval_var(s, t, lits[d], f"i{k}_{d}"))
-        start[k], finish[k] = s, e
+        start[k], finish[k] = add_op(m, lits, {d: down(problem.time_ms[k][d]) for d in lits}, horizon, str(k),
+                                     per_device, point_ticks=0)
+        m.add(start[k] >= min(horizon, down(release[k])))
     add_no_overlap(m, per_device)
     for i in edges:
         edge = problem.edges[i]
         # reversed (tails): the consumer's op comes first; the delay is the tensor's, from src to dst
         first, then = (edge.dst, edge.src) if tails else (edge.src, edge.dst)
-        m.add(start[then] >= finish[first])
-        on_src, on_dst = presence[problem.group[edge.src]], presence[problem.group[edge.dst]]
-        if problem.group[edge.src] == problem.group[edge.dst]:
-            continue
-        for a, lit in on_src.items():
-            terms = [math.floor(problem.delay_ms(edge, a, b) / tick + 1e-9) * on_dst[b] for b in on_dst if b != a]
-            ct = m.add(start[then] >= finish[first] + sum(terms))
-            if len(on_src) > 1:
-                ct.only_enforce_if(lit)
+        add_precedence(m, start[then], finish[first], presence[problem.group[edge.src]],
+                       presence[problem.group[edge.dst]], {pair: down(x) for pair, x in delays[i].items()})
     free = [g for g in groups if len(problem.allowed[g]) == problem.n_devices]
     add_symmetry_breaking(m, problem.interchangeable_devices, free, presence)
     m.minimize(start[target])
@@ -209,13 +211,3 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
         return release[target]  # the cone always has a solution: nothing to learn
     return max(release[target], math.floor(run.bound + 1e-9) * tick)
 
-
-def _device_pairs(problem: Problem, i: int) -> list[tuple[int, int]]:
-    """The (source, destination) device pairs edge i may use, on two devices."""
-    edge = problem.edges[i]
-    return [(a, b) for a in problem.allowed[problem.group[edge.src]] for b in problem.allowed[problem.group[edge.dst]]
-            if a != b]
-
-
-def _largest_delay(problem: Problem, i: int) -> float:
-    return max((problem.delay_ms(problem.edges[i], a, b) for a, b in _device_pairs(problem, i)), default=0.0)

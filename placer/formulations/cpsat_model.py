@@ -19,10 +19,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from placer.model import Problem
+from placer.model import Edge, Problem
 from placer.schedule import Schedule, Solution, earliest_times, solution_from_starts
 
-__all__ = ["CpSatFormulation", "add_releases", "build_cpsat", "pick_tick"]
+__all__ = ["CpSatFormulation", "add_releases", "build_cpsat", "pair_delays", "pick_tick"]
 
 _ROUND_TICKS_MS = (1.0, 0.5, 0.25, 0.1, 0.05, 0.01, 1e-3, 1e-4, 1e-5, 1e-6)
 _MAX_TICKS = 2**40
@@ -77,19 +77,18 @@ def _ticks(value_ms: float, tick_ms: float) -> int:
     return max(0, math.ceil(value_ms / tick_ms - 1e-9))
 
 
+def pair_delays(problem: Problem, e: Edge) -> dict[tuple[int, int], float]:
+    """The edge's delay for every (source device, destination device) pair it may use, the
+    two devices distinct; none when its ends share a group."""
+    gu, gv = problem.group[e.src], problem.group[e.dst]
+    if gu == gv:
+        return {}
+    return {(a, b): problem.delay_ms(e, a, b) for a in problem.allowed[gu] for b in problem.allowed[gv] if a != b}
+
+
 def _edge_delays(problem: Problem) -> list[dict[tuple[int, int], float]]:
-    """Per edge, the delay of every (source device, destination device) pair it may use."""
-    out = []
-    for e in problem.edges:
-        gu, gv = problem.group[e.src], problem.group[e.dst]
-        if gu == gv:
-            out.append({})
-            continue
-        out.append({
-            (a, b): problem.delay_ms(e, a, b)
-            for a in problem.allowed[gu] for b in problem.allowed[gv] if a != b
-        })
-    return out
+    """Per edge, `pair_delays`."""
+    return [pair_delays(problem, e) for e in problem.edges]
 
 
 def _tick_makespan(problem: Problem, sol: Solution, dur: list[list[int]], delay: list[dict]) -> tuple[list[int], int]:
