@@ -206,7 +206,9 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     free = [g for g in groups if len(problem.allowed[g]) == problem.n_devices]
     add_symmetry_breaking(m, problem.interchangeable_devices, free, presence)
     m.minimize(start[target])
-    run, _ = budget.solve_cpsat(m, seconds)
+    # without presolve: a sub-model of 60 ops needs none, and NASNet cells (2,214 ops, 4 GPUs,
+    # 9 s) get 244 sub-solves instead of 111 and a bound of 22.13 ms instead of 21.84
+    run, _ = budget.solve_cpsat(m, seconds, presolve=False)
     if run.status is SolveStatus.INFEASIBLE or run.bound is None:
         return release[target]  # the cone always has a solution: nothing to learn
     return max(release[target], math.floor(run.bound + 1e-9) * tick)

@@ -44,6 +44,7 @@ from placer.schema import (
 from placer.simulator import simulate_problem
 from placer.stats import SolveStats
 from placer.validate import check_result
+from placer.window_search import WindowOptions
 from solvers import SolverRun, SolveStatus, available_solvers
 from solvers.registry import Backend, Limits, get_backend
 
@@ -139,6 +140,10 @@ class Strategy:
                                         # end goes on with cones (twice as large once every join was solved)
     cone_min_s: float = 0.5             # no cone pass with less time than this
     cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
+    windows_share: float = 0.4          # of the time left after the cones, for the window search before the
+                                        # monolithic CP-SAT solve (placer.window_search) ...
+    windows_min_s: float = 0.5          # ... when at least this long
+    windows: WindowOptions = field(default_factory=WindowOptions)  # window sizes, one sub-solve's limit
 
 
 @dataclass
@@ -475,6 +480,9 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
+        _improve_by_windows(run)
+        if run.proven(run.best):
+            return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
             # building the model alone takes longer (0.2 s for 300 ops on 4 devices)
             run.stats.record(cpsat_skipped="no time left for the monolithic model")
@@ -601,6 +609,35 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
     run.stats.record(**{f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
+
+
+def _improve_by_windows(run: _Run) -> None:
+    """Window search (placer.window_search): stretches of the incumbent's timeline re-optimised
+    by small CP-SAT models, hundreds of them where one solve of the whole model crawls."""
+    from placer.window_search import improve_by_windows
+
+    p, strategy, best = run.problem, run.strategy, run.best
+    if best is None or p.n_ops < 3:
+        return
+    seconds = strategy.windows_share * run.budget.remaining()
+    if seconds < strategy.windows_min_s:
+        return
+    run.report(f"window search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
+               phase="windows")
+    last_full = [run.elapsed()]
+
+    def offer(schedule: Schedule, source: str) -> Schedule | None:
+        accepted = run.offer(schedule, source)
+        if accepted is not None and run.best is accepted:
+            full = run.elapsed() - last_full[0] >= _RESULT_EVERY_S
+            if full:
+                last_full[0] = run.elapsed()
+            run.report("window search incumbent", accepted.makespan_ms, run.bound_ms,
+                       run.feasible_result(accepted) if full else None)
+        return accepted
+
+    counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed, offer, run.proven, strategy.windows)
+    run.stats.record(**{f"windows_{k}": v for k, v in counts.items()})
 
 
 def _neighbourhood_search(run: _Run) -> None:

@@ -35,6 +35,7 @@ PHASES = (
     "decomposition",  # series decomposition: one CP-SAT model per component, then re-fits
     "group_moves",    # group moves checked by re-timing
     "cones",          # heads and tails raised by CP-SAT sub-solves over cones (a better bound)
+    "windows",        # stretches of the incumbent's timeline re-optimised by small CP-SAT models
     "cpsat",          # the monolithic CP-SAT model
     "cpsat_coarse",   # CP-SAT on the coarsened graph
     "neighbourhood",  # large-neighbourhood search

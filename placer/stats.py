@@ -103,6 +103,11 @@ class SolveStats(BaseModel):
     neighbourhood_improved: int | None = None
     neighbourhood_closed: int | None = None
     neighbourhood_no_answer: int | None = None
+    # window search (placer.window_search)
+    windows_steps: int | None = Field(None, description="windows of the incumbent's timeline re-optimised")
+    windows_improved: int | None = Field(None, description="windows that shortened the incumbent")
+    windows_closed: int | None = Field(None, description="windows CP-SAT solved to optimality")
+    windows_no_answer: int | None = Field(None, description="windows without an answer in their limit")
     # split operators (placer.split)
     split_units: int | None = Field(None, description="units (colocation groups) choosing a configuration")
     split_configs: int | None = Field(None, description="configurations over all units")

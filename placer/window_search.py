@@ -1,0 +1,248 @@
+"""Window search: re-optimise one stretch of the incumbent's timeline with a small CP-SAT model.
+
+A large-neighbourhood search whose steps cost what their neighbourhood costs, not what the
+whole graph costs. A step takes the ops that start in a window [lo, hi) of the incumbent's
+timeline and builds a CP-SAT model of those ops alone (placer.formulations.cpsat_model's
+pieces): the ops that started before `lo` stay where and when they are (their ends release
+the window's ops, those still running occupy their devices), the ops that start at `hi` or
+later keep their devices and per-device order and enter the model only as tails: the longest
+path from each of them to the end of the incumbent. The model minimises the window's exit,
+max(end + transfer + tail), and places the window's groups (those with every op inside it)
+on any device their memory and pins allow. The answer's order (before, window, after, per
+device) is re-timed; it replaces the incumbent when no longer.
+
+Why windows of time: every edge and every device order runs forward in time, so the three
+parts never contradict each other and the merged order is always a valid order. Steps cost
+10-100 ms where a copy of the whole model costs seconds to presolve (placer.neighbourhood),
+so the search makes hundreds of them. Windows sit on the incumbent's critical path (what
+sets the makespan) or anywhere at random; their size adapts as in CP-SAT's own LNS.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from placer.budget import Budget
+from placer.formulations.cpsat_model import add_no_overlap, add_op, add_placement, add_precedence, pair_delays
+from placer.model import Problem
+from placer.schedule import Schedule, Solution, retime, solution_from_starts
+from solvers import SolveStatus
+
+__all__ = ["WindowOptions", "improve_by_windows", "tails_ms"]
+
+_TICKS = 100_000  # resolution of a window's horizon
+
+
+@dataclass(frozen=True)
+class WindowOptions:
+    """Sizes and limits of the window search (the engine's Strategy holds its copy)."""
+
+    initial_ops: int = 60   # ops in the first window
+    min_ops: int = 8
+    max_ops: int = 400
+    grow: float = 1.25      # a window solved to optimality makes the next one this much larger
+    step_s: float = 1.0     # limit of one sub-solve
+    max_steps: int = 100_000  # bounds deterministic runs too
+
+
+def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, seconds: float, seed: int,
+                       offer: Callable[[Schedule, str], Schedule | None], done: Callable[[Schedule], bool],
+                       options: WindowOptions | None = None) -> dict[str, int]:
+    """Improve `incumbent` for about `seconds` of `budget`; returns counts for the stats.
+
+    `offer(schedule, source)` checks an improvement and returns it (None when rejected);
+    `done(schedule)` says when the gap is closed."""
+    options = options or WindowOptions()
+    rng = random.Random(seed)
+    stop_at = budget.spent() + seconds
+    size = float(min(options.initial_ops, problem.n_ops))
+    current = incumbent
+    counts = {"steps": 0, "improved": 0, "closed": 0, "no_answer": 0}
+    while not done(current) and counts["steps"] < options.max_steps:
+        left = min(stop_at - budget.spent(), budget.remaining())
+        if left < 0.02:
+            break
+        kind = ("critical", "random")[counts["steps"] % 2]
+        window = _window(problem, current, kind, max(options.min_ops, int(size)), rng)
+        counts["steps"] += 1
+        answer = _solve_window(problem, current, window, budget, min(options.step_s, left))
+        if answer is None:
+            counts["no_answer"] += 1
+            size = max(options.min_ops, size / options.grow)
+            continue
+        candidate, closed = answer
+        counts["closed"] += closed
+        size = min(options.max_ops, problem.n_ops, size * options.grow) if closed \
+            else max(options.min_ops, size / options.grow)
+        if candidate.makespan_ms < current.makespan_ms * (1 - 1e-12):
+            accepted = offer(candidate, f"windows ({kind})")
+            if accepted is not None:
+                counts["improved"] += 1
+                current = accepted
+        elif candidate.makespan_ms <= current.makespan_ms * (1 + 1e-12):
+            current = candidate  # a sideways move: the next windows see another order
+    return counts
+
+
+def _window(problem: Problem, current: Schedule, kind: str, size: int, rng: random.Random) -> tuple[float, float]:
+    """[lo, hi) in ms holding about `size` op starts: around an op of the incumbent's
+    critical path, or of any op."""
+    starts = sorted(current.start_ms)
+    if kind == "critical":
+        from placer.neighbourhood import critical_path
+
+        centre = current.start_ms[rng.choice(critical_path(problem, current))]
+        i = max(0, min(len(starts) - size, _index(starts, centre) - size // 2))
+    else:
+        i = rng.randrange(max(1, len(starts) - size + 1))
+    lo = starts[i]
+    hi = starts[i + size] if i + size < len(starts) else math.inf
+    return lo, hi
+
+
+def _index(sorted_values: list[float], x: float) -> int:
+    import bisect
+
+    return bisect.bisect_left(sorted_values, x)
+
+
+def tails_ms(problem: Problem, schedule: Schedule) -> list[float]:
+    """Per op, the longest path from its start to the schedule's end through the graph's
+    edges (with their transfers) and the per-device orders: how far the makespan moves
+    when the op starts a millisecond later."""
+    n = problem.n_ops
+    device_succ = [-1] * n
+    for seq in schedule.solution.order:
+        for a, b in itertools.pairwise(seq):
+            device_succ[a] = b
+    transfer = {t.edge: t.end_ms - t.start_ms for t in schedule.transfers}
+    following = [len(problem.succs[k]) + (device_succ[k] >= 0) for k in range(n)]
+    preceding: list[list[int]] = [[problem.edges[i].src for i in problem.preds[k]] for k in range(n)]
+    for a, b in enumerate(device_succ):
+        if b >= 0:
+            preceding[b].append(a)
+    tail = [0.0] * n
+    ready = deque(k for k in range(n) if following[k] == 0)
+    while ready:
+        k = ready.popleft()
+        after = tail[device_succ[k]] if device_succ[k] >= 0 else 0.0
+        for i in problem.succs[k]:
+            after = max(after, transfer.get(i, 0.0) + tail[problem.edges[i].dst])
+        tail[k] = schedule.end_ms[k] - schedule.start_ms[k] + after
+        for u in preceding[k]:
+            following[u] -= 1
+            if following[u] == 0:
+                ready.append(u)
+    return tail
+
+
+def _solve_window(problem: Problem, current: Schedule, window: tuple[float, float], budget: Budget,
+                  seconds: float) -> tuple[Schedule, bool] | None:
+    """The re-timed incumbent with the window re-optimised, and whether CP-SAT proved the
+    window optimal; None when it found nothing."""
+    from ortools.sat.python import cp_model
+
+    lo, hi = window
+    device, start, end = current.solution.device, current.start_ms, current.end_ms
+    inside = [k for k in range(problem.n_ops) if lo <= start[k] < hi]
+    if len(inside) < 2:
+        return None
+    in_window = set(inside)
+    free = sorted({problem.group[k] for k in inside
+                   if all(x in in_window for x in problem.groups[problem.group[k]])})
+    tail = tails_ms(problem, current)
+    first_after: dict[int, int] = {}
+    for d, seq in enumerate(current.solution.order):
+        later = [k for k in seq if start[k] >= hi]
+        if later:
+            first_after[d] = later[0]
+    delays = {i: pair_delays(problem, problem.edges[i]) for k in inside for i in problem.preds[k] + problem.succs[k]}
+
+    def delay(i: int, a: int, b: int) -> float:
+        return delays[i].get((a, b), 0.0) if a != b else 0.0
+
+    horizon_ms = current.makespan_ms - lo
+    tick = max(horizon_ms, 1e-9) / _TICKS
+
+    def up(ms: float) -> int:
+        return max(0, math.ceil(ms / tick - 1e-9))
+
+    m = cp_model.CpModel()
+    presence = add_placement(m, problem, free)
+    for k in inside:
+        g = problem.group[k]
+        if g not in presence:
+            presence[g] = {device[k]: m.new_constant(1)}
+    longest = sum(max(up(problem.time_ms[k][d]) for d in presence[problem.group[k]]) for k in inside)
+    release_ms = max((end[u] + max(delay(i, device[u], d) for d in presence[problem.group[k]]) - lo
+                      for k in inside for i in problem.preds[k] if (u := problem.edges[i].src) not in in_window),
+                     default=0.0)
+    horizon = up(max(horizon_ms, release_ms)) + longest + sum(
+        up(max(pairs.values(), default=0.0)) for pairs in delays.values()) + 1
+    per_device: list[list[Any]] = [[] for _ in problem.devices]
+    s: dict[int, Any] = {}
+    e: dict[int, Any] = {}
+    for k in inside:
+        lits = presence[problem.group[k]]
+        s[k], e[k] = add_op(m, lits, {d: up(problem.time_ms[k][d]) for d in lits}, horizon, str(k), per_device)
+    for k in range(problem.n_ops):  # ops still running when the window opens hold their devices
+        if start[k] < lo < end[k]:
+            per_device[device[k]].append(m.new_fixed_size_interval_var(0, up(end[k] - lo), f"busy_{k}"))
+    add_no_overlap(m, per_device)
+    cmax = m.new_int_var(0, horizon + up(max(tail)), "cmax")
+    for k in inside:
+        lits = presence[problem.group[k]]
+        for d, lit in lits.items():
+            ready = max((end[u] - lo + delay(i, device[u], d) for i in problem.preds[k]
+                         if (u := problem.edges[i].src) not in in_window), default=0.0)
+            exit_ms = tail[first_after[d]] if d in first_after else 0.0
+            for i in problem.succs[k]:
+                v = problem.edges[i].dst
+                if v not in in_window:
+                    exit_ms = max(exit_ms, delay(i, d, device[v]) + tail[v])
+            m.add(s[k] >= up(ready)).only_enforce_if(lit)
+            m.add(cmax >= e[k] + up(exit_ms)).only_enforce_if(lit)
+        for i in problem.succs[k]:
+            v = problem.edges[i].dst
+            if v in in_window:
+                ticks = {pair: up(x) for pair, x in delays[i].items()}
+                add_precedence(m, s[v], e[k], lits, presence[problem.group[v]], ticks)
+    for d, cap in enumerate(problem.capacity_bytes):
+        if cap is None:
+            continue
+        held = sum(problem.memory_bytes[k] for k in range(problem.n_ops)
+                   if device[k] == d and problem.group[k] not in free)
+        demand = [(problem.group_memory_bytes(g), presence[g][d]) for g in free if d in presence[g]]
+        if sum(mem for mem, _ in demand) > cap - held:
+            m.add(sum(mem * lit for mem, lit in demand if mem) <= cap - held)
+    for k in inside:
+        m.add_hint(s[k], up(start[k] - lo))
+    for g in free:
+        for d, lit in presence[g].items():
+            m.add_hint(lit, d == device[problem.groups[g][0]])
+    m.minimize(cmax)
+    run, solver = budget.solve_cpsat(m, seconds, presolve=False)
+    if not run.has_solution:
+        return None
+
+    new_device = list(device)
+    for g in free:
+        chosen = next(d for d, lit in presence[g].items() if solver.value(lit))
+        for k in problem.groups[g]:
+            new_device[k] = chosen
+    times = list(start)
+    window_end = lo
+    for k in inside:
+        times[k] = lo + solver.value(s[k]) * tick
+        window_end = max(window_end, times[k] + problem.time_ms[k][new_device[k]])
+    shift = max(0.0, window_end - hi) + 1.0 if hi < math.inf else 0.0
+    for k in range(problem.n_ops):
+        if start[k] >= hi:
+            times[k] = start[k] + shift  # after the window on every device, in their order
+    solution: Solution = solution_from_starts(problem, new_device, times)
+    return retime(problem, solution), run.status is SolveStatus.OPTIMAL

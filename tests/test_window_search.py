@@ -1,0 +1,111 @@
+"""Window search (placer.window_search): every answer valid, exact when the window holds the
+whole graph, and never a longer incumbent.
+
+Sub-solves run in deterministic mode (CP-SAT work limits), so the outcome does not depend on
+the machine's load."""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from placer.budget import Budget
+from placer.engine import PlaceOptions, Strategy, place
+from placer.heuristics import heft, single_device
+from placer.model import Problem
+from placer.repair import is_placement_feasible
+from placer.schedule import Schedule, retime
+from placer.schema import parse_graph, parse_hardware
+from placer.window_search import WindowOptions, improve_by_windows, tails_ms
+from tests.reference import brute_force_makespan
+from tests.test_bounds import _mirror_case, _problem, _random_case
+
+TOL = 1e-6
+CASES = [(_random_case, seed) for seed in range(0, 120, 3)] + [(_mirror_case, seed) for seed in range(0, 60, 3)]
+IDS = [f"{m.__name__.strip('_')}-{s}" for m, s in CASES]
+
+
+def _checked(problem: Problem, schedule: Schedule) -> Schedule:
+    """The schedule, after checking it as the engine's gate does: a valid placement, and the
+    times its own placement and order give."""
+    assert is_placement_feasible(problem, schedule.solution.device)
+    again = retime(problem, schedule.solution)
+    assert again.start_ms == schedule.start_ms and again.end_ms == schedule.end_ms
+    for e in problem.edges:
+        assert schedule.start_ms[e.dst] >= schedule.end_ms[e.src] - TOL
+    return schedule
+
+
+def _search(problem: Problem, start: Schedule, options: WindowOptions, work: float = 50.0
+            ) -> tuple[Schedule, dict[str, int]]:
+    best = [start]
+
+    def offer(schedule: Schedule, source: str) -> Schedule:
+        assert schedule.makespan_ms < best[0].makespan_ms
+        best[0] = _checked(problem, schedule)
+        return schedule
+
+    counts = improve_by_windows(problem, start, Budget(work, deterministic=True), work, 0, offer,
+                                lambda s: False, options)
+    return best[0], counts
+
+
+@pytest.mark.parametrize(("make", "seed"), CASES, ids=IDS)
+def test_tails_are_the_longest_paths_to_the_end(make: Callable, seed: int) -> None:
+    g, hw, _ = make(seed)
+    problem = _problem(g, hw)
+    schedule = heft(problem)
+    if schedule is None:
+        pytest.skip("no placement fits memory")
+    tail = tails_ms(problem, schedule)
+    for k in range(problem.n_ops):
+        assert schedule.end_ms[k] - schedule.start_ms[k] - TOL <= tail[k]
+        assert schedule.start_ms[k] + tail[k] <= schedule.makespan_ms + TOL
+    assert max(s + t for s, t in zip(schedule.start_ms, tail)) == pytest.approx(schedule.makespan_ms)
+
+
+@pytest.mark.parametrize(("make", "seed"), CASES, ids=IDS)
+def test_a_window_over_the_whole_graph_finds_the_optimum(make: Callable, seed: int) -> None:
+    """From the single-device schedule (else HEFT's) a window holding every op re-places and
+    re-orders everything: the exhaustive optimum, up to the model's rounding of durations."""
+    g, hw, t = make(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    problem = _problem(g, hw)
+    start = single_device(problem) or heft(problem)
+    if optimum is None or start is None:
+        pytest.skip("no placement fits memory")
+    whole = WindowOptions(initial_ops=problem.n_ops, min_ops=problem.n_ops, step_s=10.0, max_steps=3)
+    best, counts = _search(problem, start, whole)
+    assert counts["closed"] >= 1
+    assert optimum - TOL <= best.makespan_ms <= optimum * (1 + 1e-3) + TOL, (best.makespan_ms, optimum)
+
+
+def test_windows_shorten_a_layered_graph_and_keep_memory() -> None:
+    """A communication-heavy layered graph on memory-tight GPUs: small windows (10-20 ops of
+    120) improve HEFT's answer, and every improvement is valid."""
+    from benchmarks.graphs import fully_connected_hardware, layered, memory_tight
+
+    g = layered(120, seed=3, ccr=2.0, width=6)
+    for i, op in enumerate(g["ops"]):
+        op["memory_bytes"] = 1_000_000 * (1 + i % 5)
+    problem = _problem(g, memory_tight(fully_connected_hardware(4), g, slack=1.1))
+    start = heft(problem)
+    assert start is not None
+    best, counts = _search(problem, start, WindowOptions(initial_ops=10, max_ops=20, step_s=0.5, max_steps=40))
+    assert counts["steps"] == 40 and counts["improved"] >= 1
+    assert best.makespan_ms < start.makespan_ms
+
+
+def test_the_engine_reports_windows_and_repeats_them_in_deterministic_mode() -> None:
+    from benchmarks.graphs import fully_connected_hardware, layered
+
+    g, hw = parse_graph(layered(80, seed=2, ccr=2.0, width=6)), parse_hardware(fully_connected_hardware(4))
+    options = PlaceOptions(time_limit_s=4, deterministic=True, threads=2)
+    strategy = Strategy(windows_share=0.9)
+    phases: list[str] = []
+    first = place(g, hw, options, progress=lambda p: phases.append(p.phase), strategy=strategy)
+    second = place(g, hw, options, strategy=strategy)
+    assert "windows" in phases
+    assert first.stats is not None and first.stats.windows_steps
+    assert (first.status, first.makespan_ms, first.placement) == (second.status, second.makespan_ms, second.placement)
+    assert first.baselines is not None and first.makespan_ms <= first.baselines.heft_ms + TOL
