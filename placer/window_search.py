@@ -19,6 +19,7 @@ sets the makespan) or anywhere at random; their size adapts as in CP-SAT's own L
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import math
 import random
@@ -30,11 +31,13 @@ from typing import Any
 from placer.budget import Budget
 from placer.formulations.cpsat_model import add_no_overlap, add_op, add_placement, add_precedence, pair_delays
 from placer.model import Problem
+from placer.neighbourhood import critical_path
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 from solvers import SolveStatus
 
 __all__ = ["WindowOptions", "improve_by_windows", "tails_ms"]
 
+KINDS = ("critical", "group", "random")
 _TICKS = 100_000  # resolution of a window's horizon
 
 
@@ -48,6 +51,7 @@ class WindowOptions:
     grow: float = 1.25      # a window solved to optimality makes the next one this much larger
     step_s: float = 1.0     # limit of one sub-solve
     max_steps: int = 100_000  # bounds deterministic runs too
+    patience: float = 0.25  # the search stops when this share of its time went by without a gain
 
 
 def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, seconds: float, seed: int,
@@ -63,12 +67,14 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
     size = float(min(options.initial_ops, problem.n_ops))
     current = incumbent
     counts = {"steps": 0, "improved": 0, "closed": 0, "no_answer": 0}
-    while not done(current) and counts["steps"] < options.max_steps:
+    last_gain = budget.spent()
+    while not done(current) and counts["steps"] < options.max_steps \
+            and budget.spent() - last_gain <= options.patience * seconds:
         left = min(stop_at - budget.spent(), budget.remaining())
         if left < 0.02:
             break
-        kind = ("critical", "random")[counts["steps"] % 2]
-        window = _window(problem, current, kind, max(options.min_ops, int(size)), rng)
+        kind = KINDS[counts["steps"] % len(KINDS)]
+        window = _window(problem, current, kind, max(options.min_ops, int(size)), options.max_ops, rng)
         counts["steps"] += 1
         answer = _solve_window(problem, current, window, budget, min(options.step_s, left))
         if answer is None:
@@ -83,32 +89,34 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
             accepted = offer(candidate, f"windows ({kind})")
             if accepted is not None:
                 counts["improved"] += 1
-                current = accepted
+                current, last_gain = accepted, budget.spent()
         elif candidate.makespan_ms <= current.makespan_ms * (1 + 1e-12):
             current = candidate  # a sideways move: the next windows see another order
     return counts
 
 
-def _window(problem: Problem, current: Schedule, kind: str, size: int, rng: random.Random) -> tuple[float, float]:
-    """[lo, hi) in ms holding about `size` op starts: around an op of the incumbent's
-    critical path, or of any op."""
+def _window(problem: Problem, current: Schedule, kind: str, size: int, max_ops: int,
+            rng: random.Random) -> tuple[float, float]:
+    """[lo, hi) in ms holding about `size` op starts: around an op of the incumbent's critical
+    path ("critical"), around every op of such an op's group, so that the group may move to
+    another device ("group", unless that takes more than `max_ops` ops), or anywhere ("random")."""
     starts = sorted(current.start_ms)
-    if kind == "critical":
-        from placer.neighbourhood import critical_path
-
-        centre = current.start_ms[rng.choice(critical_path(problem, current))]
-        i = max(0, min(len(starts) - size, _index(starts, centre) - size // 2))
+    n = len(starts)
+    if kind == "random":
+        first = rng.randrange(max(1, n - size + 1))
+        last = min(n, first + size)
     else:
-        i = rng.randrange(max(1, len(starts) - size + 1))
-    lo = starts[i]
-    hi = starts[i + size] if i + size < len(starts) else math.inf
-    return lo, hi
-
-
-def _index(sorted_values: list[float], x: float) -> int:
-    import bisect
-
-    return bisect.bisect_left(sorted_values, x)
+        k = rng.choice(critical_path(problem, current))
+        first = last = bisect.bisect_left(starts, current.start_ms[k])
+        if kind == "group":
+            times = [current.start_ms[x] for x in problem.groups[problem.group[k]]]
+            first, last = bisect.bisect_left(starts, min(times)), bisect.bisect_right(starts, max(times))
+            if last - first > max_ops:
+                first = last = bisect.bisect_left(starts, current.start_ms[k])
+        extra = max(0, size - (last - first))
+        first = max(0, min(first - extra // 2, n - max(size, last - first)))
+        last = min(n, max(last, first + size))
+    return starts[first], starts[last] if last < n else math.inf
 
 
 def tails_ms(problem: Problem, schedule: Schedule) -> list[float]:
