@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import logging
 import math
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -480,7 +479,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
-        _improve_by_windows(run)
+        _improve_by_windows(run, run.strategy.windows_share)
         if run.proven(run.best):
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
@@ -611,15 +610,16 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
 
 
-def _improve_by_windows(run: _Run) -> None:
-    """Window search (placer.window_search): stretches of the incumbent's timeline re-optimised
-    by small CP-SAT models, hundreds of them where one solve of the whole model crawls."""
+def _improve_by_windows(run: _Run, share: float) -> None:
+    """Window search (placer.window_search) for `share` of the time left: stretches of the
+    incumbent's timeline re-optimised by small CP-SAT models, hundreds of them where one
+    solve of the whole model crawls."""
     from placer.window_search import improve_by_windows
 
     p, strategy, best = run.problem, run.strategy, run.best
     if best is None or p.n_ops < 3:
         return
-    seconds = strategy.windows_share * run.budget.remaining()
+    seconds = share * run.budget.remaining()
     if seconds < strategy.windows_min_s:
         return
     run.report(f"window search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
