@@ -51,7 +51,9 @@ class WindowOptions:
     grow: float = 1.25      # a window solved to optimality makes the next one this much larger
     step_s: float = 1.0     # limit of one sub-solve
     max_steps: int = 100_000  # bounds deterministic runs too
-    patience: float = 0.25  # the search stops when this share of its time went by without a gain
+    patience: float = 0.25  # the search stops when this share of its time went by without a gain ...
+    min_gain: float = 0.002  # ... that shortened the makespan by at least this share (since the last one):
+                            # separated Inception-V3, DGX-1, 60 s: 18.24 ms with any gain, 17.61 with 0.2%
 
 
 def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, seconds: float, seed: int,
@@ -67,7 +69,7 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
     size = float(min(options.initial_ops, problem.n_ops))
     current = incumbent
     counts = {"steps": 0, "improved": 0, "closed": 0, "no_answer": 0}
-    last_gain = budget.spent()
+    last_gain, gained_from = budget.spent(), incumbent.makespan_ms
     while not done(current) and counts["steps"] < options.max_steps \
             and budget.spent() - last_gain <= options.patience * seconds:
         left = min(stop_at - budget.spent(), budget.remaining())
@@ -89,7 +91,9 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
             accepted = offer(candidate, f"windows ({kind})")
             if accepted is not None:
                 counts["improved"] += 1
-                current, last_gain = accepted, budget.spent()
+                if accepted.makespan_ms < gained_from * (1 - options.min_gain):
+                    last_gain, gained_from = budget.spent(), accepted.makespan_ms
+                current = accepted
         elif candidate.makespan_ms <= current.makespan_ms * (1 + 1e-12):
             current = candidate  # a sideways move: the next windows see another order
     return counts
