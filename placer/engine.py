@@ -611,6 +611,25 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
 
 
+def _reporting_offer(run: _Run, message: str) -> Callable[[Solution | Schedule, str], Schedule | None]:
+    """`run.offer` for a search that finds many incumbents: each new best is reported as
+    `message`, with a full validated result at most every _RESULT_EVERY_S seconds (validating
+    and simulating a big graph takes time the search would lose)."""
+    last_full = [run.elapsed()]
+
+    def offer(candidate: Solution | Schedule, source: str) -> Schedule | None:
+        before = run.best
+        schedule = run.offer(candidate, source)
+        if run.best is not before and run.best is not None:
+            full = run.elapsed() - last_full[0] >= _RESULT_EVERY_S
+            if full:
+                last_full[0] = run.elapsed()
+            run.report(message, run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best) if full else None)
+        return schedule
+
+    return offer
+
+
 def _improve_by_windows(run: _Run, share: float) -> None:
     """Window search (placer.window_search) for `share` of the time left: stretches of the
     incumbent's timeline re-optimised by small CP-SAT models, hundreds of them where one
@@ -625,19 +644,8 @@ def _improve_by_windows(run: _Run, share: float) -> None:
         return
     run.report(f"window search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
                phase="windows")
-    last_full = [run.elapsed()]
-
-    def offer(schedule: Schedule, source: str) -> Schedule | None:
-        accepted = run.offer(schedule, source)
-        if accepted is not None and run.best is accepted:
-            full = run.elapsed() - last_full[0] >= _RESULT_EVERY_S
-            if full:
-                last_full[0] = run.elapsed()
-            run.report("window search incumbent", accepted.makespan_ms, run.bound_ms,
-                       run.feasible_result(accepted) if full else None)
-        return accepted
-
-    counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed, offer, run.proven, strategy.windows)
+    counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed,
+                                _reporting_offer(run, "window search incumbent"), run.proven, strategy.windows)
     run.stats.record(**{f"windows_{k}": v for k, v in counts.items()})
 
 
@@ -656,21 +664,8 @@ def _neighbourhood_search(run: _Run) -> None:
         seconds = max(0.0, 0.95 * seconds - 0.2)  # CP-SAT overruns each step a little
     run.report(f"neighbourhood search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
                phase="neighbourhood")
-    last_full = [run.elapsed()]
-
-    def offer(solution: Solution, source: str) -> Schedule | None:
-        before = run.best
-        schedule = run.offer(solution, source)
-        if run.best is not before and run.best is not None:
-            full = run.elapsed() - last_full[0] >= _RESULT_EVERY_S
-            if full:
-                last_full[0] = run.elapsed()
-            run.report("neighbourhood incumbent", run.best.makespan_ms, run.bound_ms,
-                       run.feasible_result(run.best) if full else None)
-        return schedule
-
-    counts = improve(p, f, best, run.budget, seconds, run.options.seed, offer, run.proven,
-                     step_s=run.strategy.lns_step_s, initial_groups=run.strategy.lns_initial_groups)
+    counts = improve(p, f, best, run.budget, seconds, run.options.seed, _reporting_offer(run, "neighbourhood incumbent"),
+                     run.proven, step_s=run.strategy.lns_step_s, initial_groups=run.strategy.lns_initial_groups)
     run.stats.record(**{f"neighbourhood_{k}": v for k, v in counts.items()})
 
 
