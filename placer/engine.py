@@ -44,7 +44,7 @@ from placer.schema import (
 from placer.simulator import simulate_problem
 from placer.stats import SolveStats
 from placer.validate import check_result
-from placer.window_search import WindowOptions
+from placer.window_search import WindowOptions, improve_by_windows
 from solvers import SolverRun, SolveStatus, available_solvers
 from solvers.registry import Backend, Limits, get_backend
 
@@ -634,8 +634,6 @@ def _improve_by_windows(run: _Run, share: float) -> None:
     """Window search (placer.window_search) for `share` of the time left: stretches of the
     incumbent's timeline re-optimised by small CP-SAT models, hundreds of them where one
     solve of the whole model crawls."""
-    from placer.window_search import improve_by_windows
-
     p, strategy, best = run.problem, run.strategy, run.best
     if best is None or p.n_ops < 3:
         return

@@ -58,6 +58,21 @@ class WindowOptions:
                             # deterministic: 364.9 ms instead of 319.8)
 
 
+@dataclass(frozen=True)
+class _Incumbent:
+    """What every window of one incumbent needs, computed once per incumbent (most steps
+    leave it as it is)."""
+
+    schedule: Schedule
+    starts: list[float]    # every op's start, sorted
+    critical: list[int]    # its critical path (placer.neighbourhood.critical_path)
+    tail: list[float]      # tails_ms
+
+    @classmethod
+    def of(cls, problem: Problem, schedule: Schedule) -> _Incumbent:
+        return cls(schedule, sorted(schedule.start_ms), critical_path(problem, schedule), tails_ms(problem, schedule))
+
+
 def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, seconds: float, seed: int,
                        offer: Callable[[Schedule, str], Schedule | None], done: Callable[[Schedule], bool],
                        options: WindowOptions | None = None) -> dict[str, int]:
@@ -69,10 +84,10 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
     rng = random.Random(seed)
     stop_at = budget.spent() + seconds
     size = float(min(options.initial_ops, problem.n_ops))
-    current = incumbent
+    current = _Incumbent.of(problem, incumbent)
     counts = {"steps": 0, "improved": 0, "closed": 0, "no_answer": 0}
     last_gain = budget.spent()
-    while not done(current) and counts["steps"] < options.max_steps \
+    while not done(current.schedule) and counts["steps"] < options.max_steps \
             and budget.spent() - last_gain <= options.patience * seconds:
         left = min(stop_at - budget.spent(), budget.remaining())
         if left < 0.02:
@@ -89,34 +104,35 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
         counts["closed"] += closed
         size = min(options.max_ops, problem.n_ops, size * options.grow) if closed \
             else max(options.min_ops, size / options.grow)
-        if candidate.makespan_ms < current.makespan_ms * (1 - 1e-12):
+        makespan_ms = current.schedule.makespan_ms
+        if candidate.makespan_ms < makespan_ms * (1 - 1e-12):
             accepted = offer(candidate, f"windows ({kind})")
             if accepted is not None:
                 counts["improved"] += 1
-                current, last_gain = accepted, budget.spent()
-        elif candidate.makespan_ms <= current.makespan_ms * (1 + 1e-12):
-            current = candidate  # a sideways move: the next windows see another order
+                current, last_gain = _Incumbent.of(problem, accepted), budget.spent()
+        elif candidate.makespan_ms <= makespan_ms * (1 + 1e-12):
+            current = _Incumbent.of(problem, candidate)  # a sideways move: the next windows see another order
     return counts
 
 
-def _window(problem: Problem, current: Schedule, kind: str, size: int, max_ops: int,
+def _window(problem: Problem, current: _Incumbent, kind: str, size: int, max_ops: int,
             rng: random.Random) -> tuple[float, float]:
     """[lo, hi) in ms holding about `size` op starts: around an op of the incumbent's critical
     path ("critical"), around every op of such an op's group, so that the group may move to
     another device ("group", unless that takes more than `max_ops` ops), or anywhere ("random")."""
-    starts = sorted(current.start_ms)
+    starts, start_ms = current.starts, current.schedule.start_ms
     n = len(starts)
     if kind == "random":
         first = rng.randrange(max(1, n - size + 1))
         last = min(n, first + size)
     else:
-        k = rng.choice(critical_path(problem, current))
-        first = last = bisect.bisect_left(starts, current.start_ms[k])
+        k = rng.choice(current.critical)
+        first = last = bisect.bisect_left(starts, start_ms[k])
         if kind == "group":
-            times = [current.start_ms[x] for x in problem.groups[problem.group[k]]]
+            times = [start_ms[x] for x in problem.groups[problem.group[k]]]
             first, last = bisect.bisect_left(starts, min(times)), bisect.bisect_right(starts, max(times))
             if last - first > max_ops:
-                first = last = bisect.bisect_left(starts, current.start_ms[k])
+                first = last = bisect.bisect_left(starts, start_ms[k])
         extra = max(0, size - (last - first))
         first = max(0, min(first - extra // 2, n - max(size, last - first)))
         last = min(n, max(last, first + size))
@@ -153,13 +169,14 @@ def tails_ms(problem: Problem, schedule: Schedule) -> list[float]:
     return tail
 
 
-def _solve_window(problem: Problem, current: Schedule, window: tuple[float, float], budget: Budget,
+def _solve_window(problem: Problem, incumbent: _Incumbent, window: tuple[float, float], budget: Budget,
                   seconds: float) -> tuple[Schedule, bool] | None:
     """The re-timed incumbent with the window re-optimised, and whether CP-SAT proved the
     window optimal; None when it found nothing."""
     from ortools.sat.python import cp_model
 
     lo, hi = window
+    current, tail = incumbent.schedule, incumbent.tail
     device, start, end = current.solution.device, current.start_ms, current.end_ms
     inside = [k for k in range(problem.n_ops) if lo <= start[k] < hi]
     if len(inside) < 2:
@@ -167,7 +184,6 @@ def _solve_window(problem: Problem, current: Schedule, window: tuple[float, floa
     in_window = set(inside)
     free = sorted({problem.group[k] for k in inside
                    if all(x in in_window for x in problem.groups[problem.group[k]])})
-    tail = tails_ms(problem, current)
     first_after: dict[int, int] = {}
     for d, seq in enumerate(current.solution.order):
         later = [k for k in seq if start[k] >= hi]
@@ -190,10 +206,12 @@ def _solve_window(problem: Problem, current: Schedule, window: tuple[float, floa
         g = problem.group[k]
         if g not in presence:
             presence[g] = {device[k]: m.new_constant(1)}
+    # per op and device it may use: when its inputs from before the window arrive there
+    ready = {k: {d: max((end[u] - lo + delay(i, device[u], d) for i in problem.preds[k]
+                         if (u := problem.edges[i].src) not in in_window), default=0.0)
+                 for d in presence[problem.group[k]]} for k in inside}
     longest = sum(max(up(problem.time_ms[k][d]) for d in presence[problem.group[k]]) for k in inside)
-    release_ms = max((end[u] + max(delay(i, device[u], d) for d in presence[problem.group[k]]) - lo
-                      for k in inside for i in problem.preds[k] if (u := problem.edges[i].src) not in in_window),
-                     default=0.0)
+    release_ms = max(max(by_device.values()) for by_device in ready.values())
     horizon = up(max(horizon_ms, release_ms)) + longest + sum(
         up(max(pairs.values(), default=0.0)) for pairs in delays.values()) + 1
     per_device: list[list[Any]] = [[] for _ in problem.devices]
@@ -210,28 +228,27 @@ def _solve_window(problem: Problem, current: Schedule, window: tuple[float, floa
     for k in inside:
         lits = presence[problem.group[k]]
         for d, lit in lits.items():
-            ready = max((end[u] - lo + delay(i, device[u], d) for i in problem.preds[k]
-                         if (u := problem.edges[i].src) not in in_window), default=0.0)
             exit_ms = tail[first_after[d]] if d in first_after else 0.0
             for i in problem.succs[k]:
                 v = problem.edges[i].dst
                 if v not in in_window:
                     exit_ms = max(exit_ms, delay(i, d, device[v]) + tail[v])
-            m.add(s[k] >= up(ready)).only_enforce_if(lit)
+            m.add(s[k] >= up(ready[k][d])).only_enforce_if(lit)
             m.add(cmax >= e[k] + up(exit_ms)).only_enforce_if(lit)
         for i in problem.succs[k]:
             v = problem.edges[i].dst
             if v in in_window:
                 ticks = {pair: up(x) for pair, x in delays[i].items()}
                 add_precedence(m, s[v], e[k], lits, presence[problem.group[v]], ticks)
+    held = current.memory_bytes(problem)  # by the groups that stay where they are:
+    for g in free:
+        held[device[problem.groups[g][0]]] -= problem.group_memory_bytes(g)
     for d, cap in enumerate(problem.capacity_bytes):
         if cap is None:
             continue
-        held = sum(problem.memory_bytes[k] for k in range(problem.n_ops)
-                   if device[k] == d and problem.group[k] not in free)
         demand = [(problem.group_memory_bytes(g), presence[g][d]) for g in free if d in presence[g]]
-        if sum(mem for mem, _ in demand) > cap - held:
-            m.add(sum(mem * lit for mem, lit in demand if mem) <= cap - held)
+        if sum(mem for mem, _ in demand) > cap - held[d]:
+            m.add(sum(mem * lit for mem, lit in demand if mem) <= cap - held[d])
     for k in inside:
         m.add_hint(s[k], up(start[k] - lo))
     for g in free:
