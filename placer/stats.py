@@ -81,6 +81,8 @@ class SolveStats(BaseModel):
     decomposition_bound_ms: float | None = None
     decomposition_parts_ms: float | None = Field(None, description="cuts plus the components' makespans")
     decomposition_stitched_ms: float | None = Field(None, description="makespan of the stitched placement")
+    decomposition_resequenced_ms: float | None = Field(
+        None, description="makespan of the stitched placement re-sequenced by one list schedule (the shorter is used)")
     decomposition_refitted_components: int | None = None
     decomposition_failed: str | None = None
     decomposition_skipped: str | None = Field(None, description="not tried: too many components for the "
