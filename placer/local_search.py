@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 import time
 
+from placer.heuristics import resequence
 from placer.model import Problem
 from placer.neighbourhood import critical_path
 from placer.repair import memory_overflow
@@ -20,23 +21,31 @@ from placer.schedule import Schedule, retime, solution_from_starts
 
 __all__ = ["improve_by_moves"]
 
+_RESEQUENCE_COST = 3  # a re-timing and a resequencing, in re-timings (measured: 1.8 and 4.4 ms on 808 ops)
+
 
 def improve_by_moves(problem: Problem, incumbent: Schedule, time_budget_s: float, max_evaluations: int,
                      seed: int = 0) -> tuple[Schedule, dict[str, int]]:
-    """The incumbent after improving group moves (or itself), and counts for the stats."""
+    """The incumbent after improving group moves (or itself), and counts for the stats.
+
+    Moves are first checked by re-timing alone; once none of them helps, each is also
+    resequenced (`placer.heuristics.resequence`), which lets a moved group's ops take the
+    places the new device has free. A resequenced check costs about as much as
+    `_RESEQUENCE_COST` re-timings and counts so against `max_evaluations`."""
     rng = random.Random(seed)
     deadline = time.perf_counter() + time_budget_s
     current = incumbent
-    counts = {"evaluations": 0, "moves": 0}
+    counts = {"evaluations": 0, "moves": 0, "resequenced": 0}
     if problem.n_devices < 2:
         return current, counts
-    improved = True
-    while improved:
+    spent = 0
+    resequencing = False
+    while True:
         improved = False
         groups = sorted({problem.group[k] for k in critical_path(problem, current)})
         rng.shuffle(groups)
         for g in groups:
-            if counts["evaluations"] >= max_evaluations or time.perf_counter() >= deadline:
+            if spent >= max_evaluations or time.perf_counter() >= deadline:
                 return current, counts
             here = current.solution.device[problem.groups[g][0]]
             for d in problem.allowed[g]:
@@ -48,11 +57,20 @@ def improve_by_moves(problem: Problem, incumbent: Schedule, time_budget_s: float
                 if any(memory_overflow(problem, device)):
                     continue
                 counts["evaluations"] += 1
+                spent += _RESEQUENCE_COST if resequencing else 1
                 trial = retime(problem, solution_from_starts(problem, device, current.start_ms))
+                if resequencing:
+                    again = resequence(problem, device)
+                    if again is not None and again.makespan_ms < trial.makespan_ms:
+                        trial = again
                 if trial.makespan_ms < current.makespan_ms * (1 - 1e-9):
                     current, improved = trial, True
                     counts["moves"] += 1
+                    counts["resequenced"] += resequencing
                     break
             if improved:
                 break
-    return current, counts
+        if not improved:
+            if resequencing:
+                return current, counts
+            resequencing = True

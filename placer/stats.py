@@ -101,6 +101,7 @@ class SolveStats(BaseModel):
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None
     moves_moves: int | None = None
+    moves_resequenced: int | None = Field(None, description="group moves found once each move was also resequenced")
     neighbourhood_steps: int | None = None
     neighbourhood_improved: int | None = None
     neighbourhood_closed: int | None = None
