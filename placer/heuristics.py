@@ -26,7 +26,7 @@ from placer.bounds import longest_path
 from placer.model import Edge, Problem
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 
-__all__ = ["critical_path", "heft", "resequence", "single_device", "stages", "upward_rank"]
+__all__ = ["critical_path", "heft", "justify", "resequence", "single_device", "stages", "upward_rank"]
 
 _EPS = 1e-9
 
@@ -189,6 +189,52 @@ def resequence(problem: Problem, device: list[int]) -> Schedule | None:
     rank = _tails(problem, lambda k: problem.time_ms[k][device[k]],
                   lambda e: problem.delay_ms(e, device[e.src], device[e.dst]))
     return _list_schedule(problem, rank, forced={problem.group[k]: device[k] for k in range(problem.n_ops)})
+
+
+def justify(problem: Problem, schedule: Schedule) -> Schedule:
+    """The schedule double-justified (Valls, Ballestin and Quintanilla 2005), placement kept:
+    every op as late as it can go, in decreasing order of end, then every op as early as it
+    can go, in increasing order of those late starts; repeated while the makespan shrinks.
+
+    Neither pass can lengthen the schedule (each op finds its previous slot still free), and
+    together they close gaps a left-shift alone cannot: an op moved late lets an earlier one
+    take its place. Schedules that searches built piece by piece gain most (msr Inception-V3
+    on 4 V100s after 60 s: 321.77 -> 321.42 ms; its HEFT schedule 394.67 -> 390.43 ms).
+    Transfers take the minimum-delay routes."""
+    device = schedule.solution.device
+    duration = [problem.time_ms[k][device[k]] for k in range(problem.n_ops)]
+    delay = [problem.delay_ms(e, device[e.src], device[e.dst]) for e in problem.edges]
+    inputs = [[(problem.edges[i].src, delay[i]) for i in problem.preds[k]] for k in range(problem.n_ops)]
+    outputs = [[(problem.edges[i].dst, delay[i]) for i in problem.succs[k]] for k in range(problem.n_ops)]
+    best = schedule
+    while True:
+        # right-justified: in reversed time, each op after its successors (ties: successors
+        # have larger indices, so the index breaks them the right way round)
+        late_order = sorted(range(problem.n_ops), key=lambda k: (-best.end_ms[k], -k))
+        _, reversed_end = _serial_schedule(problem, device, late_order, outputs, duration)
+        horizon = max(reversed_end, default=0.0)
+        late_start = [horizon - t for t in reversed_end]
+        early_order = sorted(range(problem.n_ops), key=lambda k: (late_start[k], k))
+        start, _ = _serial_schedule(problem, device, early_order, inputs, duration)
+        again = retime(problem, solution_from_starts(problem, device, start))
+        if again.makespan_ms >= best.makespan_ms * (1 - _EPS):
+            return best
+        best = again
+
+
+def _serial_schedule(problem: Problem, device: list[int], order: list[int],
+                     inputs: list[list[tuple[int, float]]], duration: list[float]) -> tuple[list[float], list[float]]:
+    """Each op in `order` at the earliest idle time of its device after its inputs (op,
+    delay) have ended: (starts, ends). `order` lists every op after its inputs."""
+    start = [0.0] * problem.n_ops
+    end = [0.0] * problem.n_ops
+    timelines = [_Timeline([], []) for _ in problem.devices]
+    for k in order:
+        ready_ms = max((end[j] + delay for j, delay in inputs[k]), default=0.0)
+        t, at = timelines[device[k]].earliest(ready_ms, duration[k])
+        timelines[device[k]].insert(at, t, t + duration[k])
+        start[k], end[k] = t, t + duration[k]
+    return start, end
 
 
 def heft(problem: Problem) -> Schedule | None:

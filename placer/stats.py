@@ -102,6 +102,7 @@ class SolveStats(BaseModel):
     moves_evaluations: int | None = None
     moves_moves: int | None = None
     moves_resequenced: int | None = Field(None, description="group moves found once each move was also resequenced")
+    moves_justified: int | None = Field(None, description="group moves found once each move was also double-justified")
     neighbourhood_steps: int | None = None
     neighbourhood_improved: int | None = None
     neighbourhood_closed: int | None = None
