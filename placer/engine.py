@@ -608,7 +608,10 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
         seconds = math.inf
     limit = f"limit {seconds:.1f} s, " if math.isfinite(seconds) else ""
     run.report(f"group moves ({limit}at most {cap} re-timings)", best.makespan_ms, run.bound_ms, phase=phase)
-    improved, counts = improve_by_moves(run.problem, best, seconds, cap, run.options.seed)
+    # moves checked by justifying only in the polish: before CP-SAT they change its hint, and its
+    # search from there (GNMT in msr form, 4 V100s, tight, deterministic: 32.84 -> 34.87 ms)
+    improved, counts = improve_by_moves(run.problem, best, seconds, cap, run.options.seed,
+                                        justifying=phase == "polish")
     run.stats.record(**{f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))

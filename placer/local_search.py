@@ -7,7 +7,7 @@ graph); it is kept when the re-timed makespan shrinks and memory still fits. Onl
 with an op on the incumbent's critical path can shorten it, so those are tried, in a
 seeded random order, and the critical path is recomputed after every accepted move.
 Once no move helps, each move is checked more thoroughly (and dearly): also resequenced,
-then also double-justified. Any graph, no structure assumed; deterministic for a given
+then (on request) also double-justified. Any graph, no structure assumed; deterministic for a given
 seed and evaluation limit.
 """
 from __future__ import annotations
@@ -29,14 +29,14 @@ _PHASE_COSTS = {"retimed": 1, "resequenced": 3, "justified": 10}
 
 
 def improve_by_moves(problem: Problem, incumbent: Schedule, time_budget_s: float, max_evaluations: int,
-                     seed: int = 0) -> tuple[Schedule, dict[str, int]]:
+                     seed: int = 0, justifying: bool = False) -> tuple[Schedule, dict[str, int]]:
     """The incumbent after improving group moves (or itself), and counts for the stats.
 
     Moves are first checked by re-timing alone; once none of them helps, each is also
     resequenced (`placer.heuristics.resequence`), which lets a moved group's ops take the
-    places the new device has free; once that is stuck too, each re-timed move is also
-    double-justified (`placer.heuristics.justify`). A check costs `_PHASE_COSTS` re-timings
-    against `max_evaluations`."""
+    places the new device has free; with `justifying`, once that is stuck too, each re-timed
+    move is also double-justified (`placer.heuristics.justify`). A check costs `_PHASE_COSTS`
+    re-timings against `max_evaluations`."""
     rng = random.Random(seed)
     deadline = time.perf_counter() + time_budget_s
     current = incumbent
@@ -44,7 +44,7 @@ def improve_by_moves(problem: Problem, incumbent: Schedule, time_budget_s: float
     if problem.n_devices < 2:
         return current, counts
     spent = 0
-    phases = iter(_PHASE_COSTS)
+    phases = iter(_PHASE_COSTS if justifying else ("retimed", "resequenced"))
     phase = next(phases)
     while True:
         improved = False

@@ -181,10 +181,12 @@ def test_group_moves_go_on_justified_once_resequenced_moves_are_stuck() -> None:
 
     g = parse_graph(separated_training(training_step(layered(40, seed=3, ccr=1.0))))
     p = build_problem(g, parse_hardware(fully_connected_hardware(4, link_gb_per_s=10.0, latency_us=0)))
-    better, counts = improve_by_moves(p, heft(p), math.inf, 3000, 0)
+    better, counts = improve_by_moves(p, heft(p), math.inf, 3000, 0, justifying=True)
     _valid(p, better)
     assert counts["justified"] > 0  # the last 2 of 6 moves (43.26 -> 40.18 ms)
-    again, _ = improve_by_moves(p, heft(p), math.inf, 3000, 0)
+    without, counts = improve_by_moves(p, heft(p), math.inf, 3000, 0)
+    assert counts["justified"] == 0 and without.makespan_ms > better.makespan_ms
+    again, _ = improve_by_moves(p, heft(p), math.inf, 3000, 0, justifying=True)
     assert again.solution.device == better.solution.device
 
 
