@@ -7,8 +7,8 @@ graph); it is kept when the re-timed makespan shrinks and memory still fits. Onl
 with an op on the incumbent's critical path can shorten it, so those are tried, in a
 seeded random order, and the critical path is recomputed after every accepted move.
 Once no move helps, each move is checked more thoroughly (and dearly): also resequenced,
-then (on request) also double-justified. Any graph, no structure assumed; deterministic for a given
-seed and evaluation limit.
+then (on request) also double-justified. Any graph, no structure assumed; deterministic
+for a given seed and evaluation limit.
 """
 from __future__ import annotations
 
