@@ -33,6 +33,12 @@ def _valid(problem, schedule: Schedule) -> None:
         assert len({schedule.solution.device[k] for k in ops}) == 1
 
 
+def _random_placement(problem, rng: random.Random) -> list[int]:
+    """Each group on a random device (memory is not checked: _training has none)."""
+    groups = [rng.randrange(problem.n_devices) for _ in problem.groups]
+    return [groups[problem.group[k]] for k in range(problem.n_ops)]
+
+
 def _two_chains(n: int, seed: int) -> dict:
     """msr-fiddle's form of a training graph: forward ops f_i and gradient ops b_i (twice as
     long) as two chains both in layer order, each layer's pair in one group, nothing else
@@ -137,23 +143,20 @@ def test_justifying_moves_an_op_late_to_let_an_earlier_one_go_first() -> None:
 def test_justifying_keeps_the_placement_and_never_lengthens_the_schedule(seed: int) -> None:
     p = _training(seed, n=30)
     rng = random.Random(seed)
-    groups = [rng.randrange(p.n_devices) for _ in p.groups]
-    device = [groups[p.group[k]] for k in range(p.n_ops)]
+    device = _random_placement(p, rng)
     # per-device orders from random priorities: a valid schedule with gaps to close
     start = retime(p, solution_from_starts(p, device, [rng.random() for _ in range(p.n_ops)]))
     again = justify(p, start)
     assert again.solution.device == device
     _valid(p, again)
-    assert again.makespan_ms <= start.makespan_ms + 1e-9
+    assert again.makespan_ms < start.makespan_ms  # shorter on these four (e.g. 53.69 -> 44.92 ms)
     assert again.makespan_ms >= lower_bound_ms(p) - 1e-9
 
 
 @pytest.mark.parametrize("seed", range(4))
 def test_resequencing_keeps_the_placement_and_gives_a_valid_schedule(seed: int) -> None:
     p = _training(seed, n=30)
-    rng = random.Random(seed)
-    groups = [rng.randrange(p.n_devices) for _ in p.groups]
-    device = [groups[p.group[k]] for k in range(p.n_ops)]
+    device = _random_placement(p, random.Random(seed))
     again = resequence(p, device)
     assert again is not None and again.solution.device == device
     _valid(p, again)
