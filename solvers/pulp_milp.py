@@ -150,7 +150,9 @@ def _solve_highs(prob: Any, deadline: float, threads: int, relative_gap: float, 
     unit below the optimum. Two later cases (seeds 4301 and 4559: independent ops, pins,
     analytic costs) failed every one of those and solve, exactly, with the MIP tolerance at
     1e-7 and the primal one at 1e-9; a third (seed 5747, flow routing, tiny durations) only
-    with both at 1e-9.
+    with both at 1e-9. (Those figures are against HiGHS's default tolerance; every run now
+    starts from `_HIGHS_DEFAULTS`, the MIP tolerance at 1e-7, and a retry's settings replace
+    those it names.)
     """
     start = [v.varValue for v in prob.variables()]  # the warm start; a failed run may overwrite it
     options = {"msg": False, "gapRel": relative_gap, "gapAbs": 0.0, "threads": threads, **_HIGHS_DEFAULTS}
