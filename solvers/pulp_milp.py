@@ -135,6 +135,7 @@ _HIGHS_RETRIES: tuple[dict[str, Any], ...] = (
     {"mip_feasibility_tolerance": 1e-8},
     {"mip_feasibility_tolerance": 1e-7, "primal_feasibility_tolerance": 1e-9},
     {"mip_feasibility_tolerance": 1e-9, "primal_feasibility_tolerance": 1e-9},
+    {"mip_heuristic_run_feasibility_jump": False},
 )
 
 
@@ -152,7 +153,11 @@ def _solve_highs(prob: Any, deadline: float, threads: int, relative_gap: float, 
     1e-7 and the primal one at 1e-9; a third (seed 5747, flow routing, tiny durations) only
     with both at 1e-9. (Those figures are against HiGHS's default tolerance; every run now
     starts from `_HIGHS_DEFAULTS`, the MIP tolerance at 1e-7, and a retry's settings replace
-    those it names.)
+    those it names.) Seed 9302 (5 ops, 2 GPUs, memory nearly full) failed all of those: HiGHS's
+    feasibility jump heuristic finds the optimum with one row violated by 1.00001 times the
+    MIP tolerance, whatever that tolerance is, and the final check then rejects it ("MIP
+    solver claims optimality, but with ... primal infeasibilities"); without that heuristic
+    it solves exactly.
     """
     start = [v.varValue for v in prob.variables()]  # the warm start; a failed run may overwrite it
     options = {"msg": False, "gapRel": relative_gap, "gapAbs": 0.0, "threads": threads, **_HIGHS_DEFAULTS}
