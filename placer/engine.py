@@ -142,6 +142,9 @@ class Strategy:
     cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
     windows_share: float = 0.4          # of the time left after the cones, for the window search before the
                                         # monolithic CP-SAT solve (placer.window_search) ...
+    windows_share_big: float = 0.8      # ... on graphs above big_model_ops, where the monolithic solve
+                                        # rarely improves what the windows found (it stops early when
+                                        # the windows stop gaining: WindowOptions.patience)
     windows_min_s: float = 0.5          # ... when at least this long
     windows: WindowOptions = field(default_factory=WindowOptions)  # window sizes, one sub-solve's limit
 
@@ -480,7 +483,8 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
-        _improve_by_windows(run, run.strategy.windows_share)
+        big = p.n_ops > run.strategy.big_model_ops
+        _improve_by_windows(run, run.strategy.windows_share_big if big else run.strategy.windows_share)
         if run.proven(run.best):
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
@@ -491,7 +495,6 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
                                                      max_ops=options.coarsen_max_ops)
         if coarse is not None:
             run.stats.record(**coarse.stats())
-        big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
         polish_share = run.strategy.polish_share_big if big else run.strategy.polish_share
         solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
