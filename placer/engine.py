@@ -142,9 +142,8 @@ class Strategy:
     cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
     windows_share: float = 0.4          # of the time left after the cones, for the window search before the
                                         # monolithic CP-SAT solve (placer.window_search) ...
-    windows_share_big: float = 0.8      # ... on graphs above big_model_ops, where the monolithic solve
-                                        # rarely improves what the windows found (it stops early when
-                                        # the windows stop gaining: WindowOptions.patience)
+    windows_extend_gain: float = 0.01   # ... and again (the same share of what is left) after each pass
+                                        # that shortened the incumbent by at least this fraction
     windows_min_s: float = 0.5          # ... when at least this long
     windows: WindowOptions = field(default_factory=WindowOptions)  # window sizes, one sub-solve's limit
 
@@ -483,8 +482,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
-        big = p.n_ops > run.strategy.big_model_ops
-        _improve_by_windows(run, run.strategy.windows_share_big if big else run.strategy.windows_share)
+        _improve_by_windows(run, run.strategy.windows_share)
         if run.proven(run.best):
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
@@ -495,6 +493,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
                                                      max_ops=options.coarsen_max_ops)
         if coarse is not None:
             run.stats.record(**coarse.stats())
+        big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
         polish_share = run.strategy.polish_share_big if big else run.strategy.polish_share
         solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
@@ -661,19 +660,27 @@ def _reporting_offer(run: _Run, message: str) -> Callable[[Solution | Schedule, 
 def _improve_by_windows(run: _Run, share: float) -> None:
     """Window search (placer.window_search) for `share` of the time left: stretches of the
     incumbent's timeline re-optimised by small CP-SAT models, hundreds of them where one
-    solve of the whole model crawls."""
-    p, strategy, best = run.problem, run.strategy, run.best
-    if best is None or p.n_ops < 3:
-        return
-    seconds = share * run.budget.remaining()
-    if seconds < strategy.windows_min_s:
-        return
-    run.report(f"window search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
-               phase="windows")
-    counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed,
-                                _reporting_offer(run, "window search incumbent"), run.proven, strategy.windows)
-    run.stats.record(**{f"windows_{k}": v for k, v in counts.items()})
-    _offer_reordered(run, "resequenced")
+    solve of the whole model crawls. A pass that gained `Strategy.windows_extend_gain` is
+    followed by another (the same share of what is left): where the windows still gain, they
+    use time better than the monolithic solve after them (msr Inception-V3), and where they
+    do not, that solve and the cones keep their time (U-Net on a memory-tight DGX-1)."""
+    p, strategy = run.problem, run.strategy
+    totals: dict[str, int] = {}
+    while run.best is not None and p.n_ops >= 3 and not run.proven(run.best):
+        best = run.best
+        seconds = share * run.budget.remaining()
+        if seconds < strategy.windows_min_s:
+            return
+        run.report(f"window search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
+                   phase="windows")
+        counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed,
+                                    _reporting_offer(run, "window search incumbent"), run.proven, strategy.windows)
+        for key, value in {**counts, "passes": 1}.items():
+            totals[key] = totals.get(key, 0) + value
+        run.stats.record(**{f"windows_{k}": v for k, v in totals.items()})
+        _offer_reordered(run, "resequenced")
+        if run.best is None or run.best.makespan_ms > (1 - strategy.windows_extend_gain) * best.makespan_ms:
+            return
 
 
 def _neighbourhood_search(run: _Run) -> None:
