@@ -162,7 +162,8 @@ def test_a_job_on_the_cluster_survives_an_api_restart(tmp_path: Path, ray_cluste
     try:
         with second.client() as client:
             after = client.get(f"/v1/jobs/{job_id}").json()
-            assert after["interruptions"] == 1 and after["state"] in ("queued", "running"), after
+            # re-queued (a loaded machine may finish it before the service answers its first request)
+            assert after["interruptions"] == 1 and after["state"] in ("queued", "running", "succeeded"), after
             done = _wait(client, job_id, _finished)
             assert done["state"] == "succeeded", done
             assert done["worker"]["executor"] == "ray" and done["interruptions"] == 1

@@ -63,7 +63,9 @@ def test_a_job_interrupted_by_a_stop_completes_after_the_restart(tmp_path: Path,
     try:
         with second.client() as client:
             after = client.get(f"/v1/jobs/{job_id}").json()
-            assert after["interruptions"] == 1 and after["state"] in ("queued", "running")
+            # re-queued; on a loaded machine the new worker may already have finished it (a 2 s
+            # job) by the time the service answers its first request
+            assert after["interruptions"] == 1 and after["state"] in ("queued", "running", "succeeded")
             job = wait_for_job(client, job_id, timeout_s=30)
             assert job["state"] == "succeeded", job
             assert job["result"]["status"] in ("optimal", "feasible")
