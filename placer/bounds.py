@@ -16,7 +16,8 @@ The named bounds:
 - group_packing: groups as indivisible jobs on the devices.
 - group_machine: each group's ops on one machine, with their heads and tails.
 - path_blocks: the critical path split into runs on one device; each run's device also
-  runs the rest of the run's groups, each split pays a transfer.
+  runs the rest of the run's groups (inside the run, those between two of its path ops),
+  each split pays a transfer.
 - paired_chains: two chains through the same groups (a layer's forward and backward
   copies) as a two-job shop over those runs.
 
@@ -393,10 +394,14 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
 
     The device D of a block p_i..p_k runs every op of the block's groups, and those that
     descend from p_{i-1} only after p_{i-1} ends; between blocks the path pays the edge's
-    cheapest delay. So with V(j) a bound on (makespan - end(p_j)) when p_{j+1} starts a
-    new block: V(j) = max(tail(p_j), min over blocks p_{j+1}..p_k of
-    max(delay + ops of the block + V(k), work D must do after end(p_j))). The first block
-    either is the whole path (one device runs all its groups) or is followed by V.
+    cheapest delay. Off-path ops of the block's groups that descend from p_{i-1} and lead
+    to p_k run on D inside the block, between the end of p_{i-1} and the start of p_k (a
+    residual block's shortcut copy that shares a group with the path: on D either it waits
+    for the path or the path leaves D). So with V(j) a bound on (makespan - end(p_j)) when
+    p_{j+1} starts a new block: V(j) = max(tail(p_j), min over blocks p_{j+1}..p_k of
+    max(max(delay, those ops) + ops of the block + V(k), work D must do after end(p_j))).
+    The first block either is the whole path (one device runs all its groups) or is
+    followed by V; it also runs its groups' ops that lead to p_k before p_k.
     Blocks whose groups recur in a neighbour, or that fit on no device, are impossible.
     Reusing a device for a later block is not charged: that only weakens the bound.
     """
@@ -414,24 +419,67 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     after = np.zeros(len(problem.groups))  # per group: work of its ops that descend from p_j
     for x in by_last.get(n - 1, []):
         after[problem.group[x]] += c.fastest[x]
+    mates = _Sandwiched.of(problem, c, position, last)
+    first_on_path = np.full(len(problem.groups), n, dtype=np.int64)  # per group: its first position > j
+    first_on_path[p.group[n - 1]] = n - 1
     value = np.zeros(n)
     value[n - 1] = c.tail[ops[-1]]
     for j in range(n - 2, -1, -1):
         for x in by_last.get(j, []):
             after[problem.group[x]] += c.fastest[x]
+        first_on_path[p.group[j + 1]] = j + 1
         ks = np.arange(j + 1, n)
         first = p.prev_same[j + 1:] <= j
         work_after = np.cumsum(np.where(first, after[p.group[j + 1:]], 0.0))
-        options = np.maximum(delay[j] + chain[ks + 1] - chain[j + 1] + value[ks], work_after)
+        inside = np.maximum(delay[j], mates.work_in_blocks(j, first_on_path, n))
+        options = np.maximum(inside + chain[ks + 1] - chain[j + 1] + value[ks], work_after)
         options[~p.blocks_from(j + 1, capacity)[0]] = np.inf
         value[j] = max(options.min(), c.tail[ops[j]])
-    ks = np.arange(n)
+    first_on_path[p.group[0]] = 0
     group_work = np.array([_group_work_ms(problem, g) for g in range(len(problem.groups))])
     total = np.cumsum(np.where(p.prev_same < 0, group_work[p.group], 0.0))
     reach = np.maximum(c.head[ops[0]] + chain[1:], np.array([c.head[k] for k in ops]) + fastest)
+    reach = np.maximum(reach, chain[1:] + mates.work_in_blocks(-1, first_on_path, n))
     options = np.maximum(reach + value, total)
     options[~p.blocks_from(0, capacity)[0]] = np.inf
     return float(options.min())
+
+
+@dataclass(frozen=True)
+class _Sandwiched:
+    """Off-path ops of the path's groups that lead to a path op: each descends from p_last
+    (-1: from none) and is an ancestor of p_next. Sorted by `last`, decreasing, so that
+    those descending from p_j are a prefix."""
+
+    last: np.ndarray
+    next: np.ndarray
+    group: np.ndarray
+    work: np.ndarray
+
+    @classmethod
+    def of(cls, problem: Problem, c: Costs, position: dict[int, int], last: list[int]) -> _Sandwiched:
+        n = len(position)
+        following = [n] * problem.n_ops  # per op, the first path position it is an ancestor of
+        for x in range(problem.n_ops - 1, -1, -1):  # ops are indexed in topological order
+            for i in problem.succs[x]:
+                y = problem.edges[i].dst
+                following[x] = min(following[x], position.get(y, following[y]))
+        on_path_groups = {problem.group[k] for k in position}
+        ops = [x for x in range(problem.n_ops) if x not in position and c.fastest[x] > 0
+               and problem.group[x] in on_path_groups and following[x] < n]
+        ops.sort(key=lambda x: -last[x])
+        return cls(np.array([last[x] for x in ops], dtype=np.int64),
+                   np.array([following[x] for x in ops], dtype=np.int64),
+                   np.array([problem.group[x] for x in ops], dtype=np.int64),
+                   np.array([c.fastest[x] for x in ops]))
+
+    def work_in_blocks(self, j: int, first_on_path: np.ndarray, n: int) -> np.ndarray:
+        """Per k > j, the work of these ops that the device of a block p_{j+1}..p_k must run
+        inside it: their group is on the block's device, and they start after p_j ends and
+        end before p_k starts."""
+        count = int(np.searchsorted(-self.last, -j, side="right"))  # those with last >= j
+        enters = np.maximum(self.next[:count], first_on_path[self.group[:count]])
+        return np.cumsum(np.bincount(enters, weights=self.work[:count], minlength=n + 1)[j + 1:n])
 
 
 # --- two chains through the same groups ---------------------------------------------------

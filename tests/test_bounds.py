@@ -231,6 +231,29 @@ def test_path_blocks_charge_a_split_path_and_the_work_of_its_groups() -> None:
                                 lambda s, a, b: s / 1e6, groups=[[1, 2]]) == pytest.approx(6.0)
 
 
+def test_path_blocks_charge_the_ops_their_device_runs_between_two_path_ops() -> None:
+    """A residual block's backward pass: r feeds i0 (0.5 ms, on the critical path) and i1
+    (2 ms, off it), one group; i0 -> m1 -> m2 -> acc (2, 2, 1 ms), and i1 -> acc. Before r
+    comes s (1 ms), after acc comes t (5 ms), both joined by empty tensors; every other
+    transfer costs 1 ms; 2 devices.
+
+    The path takes 12.5 ms. Staying on i0's device until acc, that device also runs i1
+    before acc: 14.5. Leaving it right after i0 costs a transfer: 13.5, the optimum. The
+    free splits at the empty tensors change nothing (i1 still runs between r and acc on
+    i0's device), but before i1 was counted inside its block, path blocks gave 12.5.
+    """
+    ops = [("s", 1.0), ("r", 1.0), ("i0", 0.5), ("i1", 2.0), ("m1", 2.0), ("m2", 2.0), ("acc", 1.0), ("t", 5.0)]
+    edges = [("s", "r", 0), ("r", "i0", 1_000_000), ("r", "i1", 1_000_000), ("i0", "m1", 1_000_000),
+             ("m1", "m2", 1_000_000), ("m2", "acc", 1_000_000), ("i1", "acc", 1_000_000), ("acc", "t", 0)]
+    g = _with_groups(graph(ops, edges), {"i0": "i", "i1": "i"})
+    breakdown = bound_breakdown(_problem(g, fully_connected(2)))
+    assert breakdown["path_blocks"] == pytest.approx(13.5)
+    _assert_beats_old(breakdown, "path_blocks", 13.5)
+    index = {name: k for k, (name, _) in enumerate(ops)}
+    assert brute_force_makespan([[t, t] for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
+                                lambda s, a, b: s / 1e6, groups=[[index["i0"], index["i1"]]]) == pytest.approx(13.5)
+
+
 def test_paired_chains_are_a_two_job_shop() -> None:
     """Chains x1 -> x2 and y1 -> y2 (2 ms each), groups {x1, y1} and {x2, y2}, 1 ms
     transfers, 2 devices: the forward and backward copies of a two-layer model.
