@@ -1,4 +1,4 @@
-"""Every named bound against the exhaustive optimum on more seeds of the bound tests' two generators:
+"""The path-blocks bound against the exhaustive optimum on more seeds of the bound tests' two generators:
 PYTHONPATH=. python benchmarks/reports/2026-11-26-path-blocks-between/validity_sweep.py 160 1200"""
 import sys
 from tests.test_bounds import _random_case, _mirror_case, _problem, TOL
