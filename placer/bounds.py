@@ -17,7 +17,8 @@ The named bounds:
 - group_machine: each group's ops on one machine, with their heads and tails.
 - path_blocks: the critical path split into runs on one device; each run's device also
   runs the rest of the run's groups (inside the run, those between two of its path ops),
-  each split pays a transfer.
+  each split pays a transfer, and splits between the same two groups (a layer's forward
+  and backward) come together.
 - paired_chains: two chains through the same groups (a layer's forward and backward
   copies) as a two-job shop over those runs.
 
@@ -415,6 +416,9 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     fastest = np.array([c.fastest[k] for k in ops])
     chain = np.concatenate([[0.0], np.cumsum(fastest)])  # chain[b + 1] - chain[a]: p_a..p_b
     delay = np.array([_edge_delay(problem, c, ops[i], ops[i + 1]) for i in range(n - 1)] + [0.0])
+    # two charges of the boundaries, each a bound: as they come, and deferred (see
+    # _switches_deferred), which is higher on training graphs but not always
+    moved, deferred = (np.stack([np.zeros(n), x]) for x in _switches_deferred(p, delay))
     capacity = _largest_capacity(problem)
     after = np.zeros(len(problem.groups))  # per group: work of its ops that descend from p_j
     for x in by_last.get(n - 1, []):
@@ -422,8 +426,8 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     mates = _Sandwiched.of(problem, c, position, last)
     first_on_path = np.full(len(problem.groups), n, dtype=np.int64)  # per group: its first position > j
     first_on_path[p.group[n - 1]] = n - 1
-    value = np.zeros(n)
-    value[n - 1] = c.tail[ops[-1]]
+    value = np.zeros((2, n))
+    value[:, n - 1] = c.tail[ops[-1]]
     for j in range(n - 2, -1, -1):
         for x in by_last.get(j, []):
             after[problem.group[x]] += c.fastest[x]
@@ -431,18 +435,46 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
         ks = np.arange(j + 1, n)
         first = p.prev_same[j + 1:] <= j
         work_after = np.cumsum(np.where(first, after[p.group[j + 1:]], 0.0))
-        inside = np.maximum(delay[j], mates.work_in_blocks(j, first_on_path, n))
-        options = np.maximum(inside + chain[ks + 1] - chain[j + 1] + value[ks], work_after)
-        options[~p.blocks_from(j + 1, capacity)[0]] = np.inf
-        value[j] = max(options.min(), c.tail[ops[j]])
+        inside = np.maximum(delay[j], mates.work_in_blocks(j, first_on_path, n)) - moved[:, j:j + 1] \
+            + deferred[:, j:j + 1]
+        options = np.maximum(inside + chain[ks + 1] - chain[j + 1] + value[:, ks], work_after)
+        options[:, ~p.blocks_from(j + 1, capacity)[0]] = np.inf
+        value[:, j] = np.maximum(options.min(axis=1), c.tail[ops[j]])
     first_on_path[p.group[0]] = 0
     group_work = np.array([_group_work_ms(problem, g) for g in range(len(problem.groups))])
     total = np.cumsum(np.where(p.prev_same < 0, group_work[p.group], 0.0))
     reach = np.maximum(c.head[ops[0]] + chain[1:], np.array([c.head[k] for k in ops]) + fastest)
     reach = np.maximum(reach, chain[1:] + mates.work_in_blocks(-1, first_on_path, n))
     options = np.maximum(reach + value, total)
-    options[~p.blocks_from(0, capacity)[0]] = np.inf
-    return float(options.min())
+    options[:, ~p.blocks_from(0, capacity)[0]] = np.inf
+    return float(options.min(axis=1).max())
+
+
+def _switches_deferred(p: _Path, delay: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The delays of the path's block boundaries moved to the last boundary between the
+    same two groups: (what each boundary gives away, what it takes on).
+
+    A boundary between p_j and p_{j+1} is a change of device, so between their groups;
+    then every boundary between those two groups is one (a layer's forward and backward
+    ops sit at both ends of a training graph's path, in opposite order). A block entered
+    at boundary j lasts its path ops plus max(delay, ops inside it); an earlier boundary
+    of the pair keeps only max(delay, ops inside) - delay and the last one adds the
+    delays it was given. Where all of them are boundaries, the sum is unchanged; where
+    the last one is not, neither is any other, so the moved delays are never lost."""
+    moved, deferred = np.zeros(len(delay)), np.zeros(len(delay))
+    last: dict[tuple[int, int], int] = {}
+    for j in range(len(delay) - 1):
+        a, b = int(p.group[j]), int(p.group[j + 1])
+        if a == b or not math.isfinite(delay[j]):
+            continue
+        pair = (min(a, b), max(a, b))
+        if pair in last:
+            earlier = last[pair]
+            moved[earlier] = delay[earlier]
+            deferred[j] = deferred[earlier] + delay[earlier]
+            deferred[earlier] = 0.0
+        last[pair] = j
+    return moved, deferred
 
 
 @dataclass(frozen=True)

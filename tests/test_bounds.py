@@ -254,6 +254,30 @@ def test_path_blocks_charge_the_ops_their_device_runs_between_two_path_ops() -> 
                                 lambda s, a, b: s / 1e6, groups=[[index["i0"], index["i1"]]]) == pytest.approx(13.5)
 
 
+def test_path_blocks_charge_a_switch_in_both_passes_of_a_training_graph() -> None:
+    """A three-layer model's forward f0 -> f1 -> f2 and backward b2 -> b1 -> b0 as one path
+    (3, 1, 0, 4, 4, 4 ms), groups {f_i, b_i}; s (3 ms) shares b0's group and runs after b2
+    and before b0. Transfers f0 -> f1 and b1 -> b0 cost 1 ms, b2 -> s 2 ms, the rest
+    nothing; 3 devices.
+
+    With layers 0 and 1 on one device, b1 and s both run there between b2 and b0: 19.
+    Apart, s runs beside b1, but the path changes device in both passes: 16 + 1 + 1 = 18,
+    the optimum. Charging only the backward pass's change, path blocks gave 17.
+    """
+    ops = [("f0", 3.0), ("f1", 1.0), ("f2", 0.0), ("b2", 4.0), ("s", 3.0), ("b1", 4.0), ("b0", 4.0)]
+    edges = [("f0", "f1", 1_000_000), ("f1", "f2", 0), ("f2", "b2", 0), ("b2", "b1", 0), ("b1", "b0", 1_000_000),
+             ("b2", "s", 2_000_000), ("s", "b0", 0)]
+    groups = {"f0": "l0", "b0": "l0", "s": "l0", "f1": "l1", "b1": "l1", "f2": "l2", "b2": "l2"}
+    breakdown = bound_breakdown(_problem(_with_groups(graph(ops, edges), groups), fully_connected(3)))
+    assert breakdown["path_blocks"] == pytest.approx(18.0)
+    _assert_beats_old(breakdown, "path_blocks", 18.0)
+    index = {name: k for k, (name, _) in enumerate(ops)}
+    assert brute_force_makespan([[t] * 3 for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
+                                lambda s, a, b: s / 1e6,
+                                groups=[[index[x] for x in groups if groups[x] == g] for g in ("l0", "l1", "l2")]
+                                ) == pytest.approx(18.0)
+
+
 def test_paired_chains_are_a_two_job_shop() -> None:
     """Chains x1 -> x2 and y1 -> y2 (2 ms each), groups {x1, y1} and {x2, y2}, 1 ms
     transfers, 2 devices: the forward and backward copies of a two-layer model.
@@ -287,7 +311,8 @@ def test_paths_split_into_blocks_respect_memory() -> None:
 
 def test_a_2500_op_training_graph_is_bounded_quickly() -> None:
     """Layered training-like graph (forward layers of five ops, the backward pass in
-    reverse, groups of two): every bound within 2 s."""
+    reverse, groups of two): every bound, without blowing up (about 0.3 s idle; the limit
+    is far above it so that a loaded machine cannot fail the test, a cubic cost would)."""
     rng = random.Random(3)
     ops, edges, groups = [], [], {}
     width, depth = 5, 250
@@ -308,13 +333,14 @@ def test_a_2500_op_training_graph_is_bounded_quickly() -> None:
     assert problem.n_ops == 2500
     start = time.perf_counter()
     b = bound_breakdown(problem)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 20.0
     assert max(b.values()) >= b["critical_path"] > 0
 
 
 def test_2500_op_forward_backward_copies_are_bounded_quickly() -> None:
     """Two 1,250-op chains with skips, op i of each in group i (the msr layer graphs' shape,
-    the paired chains' worst case): every bound within 2 s."""
+    the paired chains' worst case): every bound, without blowing up (about 0.7 s idle; the
+    limit is far above it so that a loaded machine cannot fail the test, a cubic cost would)."""
     rng = random.Random(5)
     ops, edges, groups = [], [], {}
     for i in range(1250):
@@ -326,5 +352,5 @@ def test_2500_op_forward_backward_copies_are_bounded_quickly() -> None:
     problem = _problem(_with_groups(graph(ops, edges), groups), fully_connected(4, bandwidth_gb_per_s=25.0))
     start = time.perf_counter()
     b = bound_breakdown(problem)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 20.0
     assert max(b.values()) >= b["critical_path"] > 0
