@@ -390,6 +390,17 @@ def _last_path_ancestor(problem: Problem, position: dict[int, int]) -> list[int]
     return last
 
 
+def _first_path_descendant(problem: Problem, position: dict[int, int]) -> list[int]:
+    """Per op x, the first path position i with p_i a strict descendant of x (the path's
+    length if none); the mirror of `_last_path_ancestor`."""
+    first = [len(position)] * problem.n_ops
+    for x in range(problem.n_ops - 1, -1, -1):  # ops are indexed in topological order
+        for i in problem.succs[x]:
+            y = problem.edges[i].dst
+            first[x] = min(first[x], position.get(y, first[y]))
+    return first
+
+
 def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     """Split the critical path into blocks, the maximal runs of path ops on one device.
 
@@ -435,7 +446,7 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
         ks = np.arange(j + 1, n)
         first = p.prev_same[j + 1:] <= j
         work_after = np.cumsum(np.where(first, after[p.group[j + 1:]], 0.0))
-        inside = np.maximum(delay[j], mates.work_in_blocks(j, first_on_path, n)) - moved[:, j:j + 1] \
+        inside = np.maximum(delay[j], mates.work_in_blocks(j, first_on_path)) - moved[:, j:j + 1] \
             + deferred[:, j:j + 1]
         options = np.maximum(inside + chain[ks + 1] - chain[j + 1] + value[:, ks], work_after)
         options[:, ~p.blocks_from(j + 1, capacity)[0]] = np.inf
@@ -444,7 +455,7 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     group_work = np.array([_group_work_ms(problem, g) for g in range(len(problem.groups))])
     total = np.cumsum(np.where(p.prev_same < 0, group_work[p.group], 0.0))
     reach = np.maximum(c.head[ops[0]] + chain[1:], np.array([c.head[k] for k in ops]) + fastest)
-    reach = np.maximum(reach, chain[1:] + mates.work_in_blocks(-1, first_on_path, n))
+    reach = np.maximum(reach, chain[1:] + mates.work_in_blocks(-1, first_on_path))
     options = np.maximum(reach + value, total)
     options[:, ~p.blocks_from(0, capacity)[0]] = np.inf
     return float(options.min(axis=1).max())
@@ -488,14 +499,12 @@ class _Sandwiched:
     group: np.ndarray
     work: np.ndarray
 
+    path_length: int
+
     @classmethod
     def of(cls, problem: Problem, c: Costs, position: dict[int, int], last: list[int]) -> _Sandwiched:
         n = len(position)
-        following = [n] * problem.n_ops  # per op, the first path position it is an ancestor of
-        for x in range(problem.n_ops - 1, -1, -1):  # ops are indexed in topological order
-            for i in problem.succs[x]:
-                y = problem.edges[i].dst
-                following[x] = min(following[x], position.get(y, following[y]))
+        following = _first_path_descendant(problem, position)
         on_path_groups = {problem.group[k] for k in position}
         ops = [x for x in range(problem.n_ops) if x not in position and c.fastest[x] > 0
                and problem.group[x] in on_path_groups and following[x] < n]
@@ -503,12 +512,13 @@ class _Sandwiched:
         return cls(np.array([last[x] for x in ops], dtype=np.int64),
                    np.array([following[x] for x in ops], dtype=np.int64),
                    np.array([problem.group[x] for x in ops], dtype=np.int64),
-                   np.array([c.fastest[x] for x in ops]))
+                   np.array([c.fastest[x] for x in ops]), n)
 
-    def work_in_blocks(self, j: int, first_on_path: np.ndarray, n: int) -> np.ndarray:
+    def work_in_blocks(self, j: int, first_on_path: np.ndarray) -> np.ndarray:
         """Per k > j, the work of these ops that the device of a block p_{j+1}..p_k must run
         inside it: their group is on the block's device, and they start after p_j ends and
         end before p_k starts."""
+        n = self.path_length
         count = int(np.searchsorted(-self.last, -j, side="right"))  # those with last >= j
         enters = np.maximum(self.next[:count], first_on_path[self.group[:count]])
         return np.cumsum(np.bincount(enters, weights=self.work[:count], minlength=n + 1)[j + 1:n])
