@@ -21,6 +21,9 @@ The named bounds:
   and backward) come together.
 - paired_chains: two chains through the same groups (a layer's forward and backward
   copies) as a two-job shop over those runs.
+- switch_cover: the critical path pays either a device switch between two of its groups
+  (at every place it passes between them) or the ops its device must run inside it; the
+  cheapest choice is a small set cover, solved by CP-SAT.
 
 `head_tail_bounds_ms` recomputes the bounds that rest on heads and tails from raised ones
 (placer.cone_bounds raises them by exact sub-solves, through the `raise_at` hook of
@@ -28,12 +31,14 @@ The named bounds:
 """
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+from ortools.sat.python import cp_model
 
 from placer.model import Problem
 
@@ -55,6 +60,8 @@ _MAX_FRONT = 32  # exit pairs kept per block end in the paired-chains dynamic pr
 _MAX_STATES = 200_000  # states it may visit per target: beyond, it gives up (no bound, never a wrong one)
 _MIN_PAIRED_SHARE = 0.05  # mates lighter than this share of the path's work hardly matter: skipped
 _MAX_PAIRED_PATH = 3000  # longer paths are skipped (its block table grows with the square)
+_COVER_TICKS_PER_MS = 10_000  # the switch cover's integer costs (rounded down, so still a bound)
+_COVER_WORK = 2.0  # CP-SAT's deterministic time for the switch cover (0.02-0.6 s on 2,500 ops)
 
 
 def bound_breakdown(problem: Problem) -> dict[str, float]:
@@ -71,6 +78,7 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
         **head_tail_bounds_ms(problem, c),
     }
     named["paired_chains"] = _paired_chains_ms(problem, c, max(named.values()))
+    named["switch_cover"] = _switch_cover_ms(problem, c, longest_path(problem, c.fastest))
     return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}
 
 
@@ -409,9 +417,11 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     cheapest delay. Off-path ops of the block's groups that descend from p_{i-1} and lead
     to p_k run on D inside the block, between the end of p_{i-1} and the start of p_k (a
     residual block's shortcut copy that shares a group with the path: on D either it waits
-    for the path or the path leaves D). So with V(j) a bound on (makespan - end(p_j)) when
-    p_{j+1} starts a new block: V(j) = max(tail(p_j), min over blocks p_{j+1}..p_k of
-    max(max(delay, those ops) + ops of the block + V(k), work D must do after end(p_j))).
+    for the path or the path leaves D). Those that descend from p_j may run while p_{j+1}
+    waits for its transfer, those that descend from a path op of the block only after it
+    starts. So with V(j) a bound on (makespan - end(p_j)) when p_{j+1} starts a new block:
+    V(j) = max(tail(p_j), min over blocks p_{j+1}..p_k of max(max(delay, ops from p_j) +
+    ops from the block + path ops of the block + V(k), work D must do after end(p_j))).
     The first block either is the whole path (one device runs all its groups) or is
     followed by V; it also runs its groups' ops that lead to p_k before p_k.
     Blocks whose groups recur in a neighbour, or that fit on no device, are impossible.
@@ -446,8 +456,8 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
         ks = np.arange(j + 1, n)
         first = p.prev_same[j + 1:] <= j
         work_after = np.cumsum(np.where(first, after[p.group[j + 1:]], 0.0))
-        inside = np.maximum(delay[j], mates.work_in_blocks(j, first_on_path)) - moved[:, j:j + 1] \
-            + deferred[:, j:j + 1]
+        at_j, after_j = mates.work_in_blocks(j, first_on_path)
+        inside = np.maximum(delay[j], at_j) + after_j - moved[:, j:j + 1] + deferred[:, j:j + 1]
         options = np.maximum(inside + chain[ks + 1] - chain[j + 1] + value[:, ks], work_after)
         options[:, ~p.blocks_from(j + 1, capacity)[0]] = np.inf
         value[:, j] = np.maximum(options.min(axis=1), c.tail[ops[j]])
@@ -455,7 +465,8 @@ def _path_blocks_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     group_work = np.array([_group_work_ms(problem, g) for g in range(len(problem.groups))])
     total = np.cumsum(np.where(p.prev_same < 0, group_work[p.group], 0.0))
     reach = np.maximum(c.head[ops[0]] + chain[1:], np.array([c.head[k] for k in ops]) + fastest)
-    reach = np.maximum(reach, chain[1:] + mates.work_in_blocks(-1, first_on_path))
+    at_start, after_start = mates.work_in_blocks(-1, first_on_path)
+    reach = np.maximum(reach, np.maximum(c.head[ops[0]], at_start) + chain[1:] + after_start)
     options = np.maximum(reach + value, total)
     options[:, ~p.blocks_from(0, capacity)[0]] = np.inf
     return float(options.min(axis=1).max())
@@ -514,14 +525,125 @@ class _Sandwiched:
                    np.array([problem.group[x] for x in ops], dtype=np.int64),
                    np.array([c.fastest[x] for x in ops]), n)
 
-    def work_in_blocks(self, j: int, first_on_path: np.ndarray) -> np.ndarray:
+    def work_in_blocks(self, j: int, first_on_path: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per k > j, the work of these ops that the device of a block p_{j+1}..p_k must run
-        inside it: their group is on the block's device, and they start after p_j ends and
-        end before p_k starts."""
+        inside it (their group is on the block's device, and they start after p_j ends and
+        end before p_k starts), split into those that descend from p_j (they may run while
+        the path waits for p_j's transfer) and those that descend from a path op of the
+        block (they run after p_{j+1} starts: on top of any wait)."""
         n = self.path_length
+        later = int(np.searchsorted(-self.last, -j, side="left"))  # those with last > j
         count = int(np.searchsorted(-self.last, -j, side="right"))  # those with last >= j
         enters = np.maximum(self.next[:count], first_on_path[self.group[:count]])
-        return np.cumsum(np.bincount(enters, weights=self.work[:count], minlength=n + 1)[j + 1:n])
+        split = [np.cumsum(np.bincount(enters[a:b], weights=self.work[a:b], minlength=n + 1)[j + 1:n])
+                 for a, b in ((later, count), (0, later))]
+        return split[0], split[1]
+
+
+# --- switches against the ops inside the path ---------------------------------------------
+
+
+def _switch_cover_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
+    """head + path + tail + the cheapest way to pay for the path's groups: switches or the
+    ops their devices run inside the path.
+
+    If two groups sit on different devices, the path switches device (and pays the edge's
+    cheapest delay) at every place it passes between them: in a training graph a layer's
+    forward and its backward both. An off-path op s of a path group that descends from p_a
+    and leads to p_b runs inside the path (between p_a's end and p_b's start, on the path's
+    device) unless the path switches device between p_a and p_b, or both between them and
+    the nearest path op of s's group before and between them and the nearest one after
+    (else that op, hence s, is on the path's device).
+    Inside a stretch without a switch those ops run one after another beside the path, so
+    the path's gaps hold the switches' delays plus the work of every op not excused by a
+    switch. Which pairs of groups differ is the cover's choice (with the triangle rule: a
+    group apart from one of two groups that share a device is apart from the other); its
+    optimum, or CP-SAT's proven bound on it, is a bound. Pins that keep two groups apart or
+    together fix their pair. Device count and memory are dropped: that only weakens it.
+    """
+    n = len(ops)
+    base = c.head[ops[0]] + sum(c.fastest[k] for k in ops) + c.tail[ops[-1]]
+    position = {k: i for i, k in enumerate(ops)}
+    mates = _Sandwiched.of(problem, c, position, _last_path_ancestor(problem, position))
+    spans = _excusing_spans(problem, ops, mates)
+    if not spans:
+        return base
+    switch_ms: dict[tuple[int, int], float] = {}  # pair of groups -> delays of its switches
+    pair_at: list[tuple[int, int] | None] = [None] * (n - 1)
+    for j in range(n - 1):
+        a, b = problem.group[ops[j]], problem.group[ops[j + 1]]
+        if a != b:
+            pair_at[j] = (min(a, b), max(a, b))
+            switch_ms[pair_at[j]] = switch_ms.get(pair_at[j], 0.0) + _edge_delay(problem, c, ops[j], ops[j + 1])
+    model = cp_model.CpModel()
+    apart = {pair: model.new_bool_var(f"apart{pair}") for pair in switch_ms}
+    for (a, b), var in apart.items():
+        allowed_a, allowed_b = set(problem.allowed[a]), set(problem.allowed[b])
+        if not allowed_a & allowed_b:
+            model.add(var == 1)
+        elif not math.isfinite(switch_ms[a, b]):  # no two devices they may use: always together
+            model.add(var == 0)
+    _add_triangles(model, apart)
+    cost = [math.floor(ms * _COVER_TICKS_PER_MS) * apart[pair] for pair, ms in switch_ms.items() if math.isfinite(ms)]
+    excused: dict[frozenset[frozenset[tuple[int, int]]], float] = {}  # what excuses ops -> their work
+    for work, stretches in spans:
+        need = frozenset(frozenset(pair_at[j] for j in range(first, last) if pair_at[j] is not None)
+                         for first, last in stretches)
+        if all(switch_ms[pair] * _COVER_TICKS_PER_MS >= 1 for pairs in need for pair in pairs):
+            excused[need] = excused.get(need, 0.0) + work  # (a free switch excuses at no cost: dropped)
+    for need, work in excused.items():
+        paid = model.new_bool_var("")
+        for pairs in need:  # excused only with a switch in every stretch
+            model.add_bool_or([paid, *(apart[pair] for pair in pairs)])
+        cost.append(math.floor(work * _COVER_TICKS_PER_MS) * paid)
+    model.minimize(sum(cost))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1  # with a deterministic limit: the same bound on any load
+    solver.parameters.max_deterministic_time = _COVER_WORK
+    solver.parameters.symmetry_level = 0
+    solver.parameters.linearization_level = 2  # the LP closes set covers at once; search alone does not
+    solver.solve(model)
+    return base + max(0.0, solver.best_objective_bound) / _COVER_TICKS_PER_MS
+
+
+def _excusing_spans(problem: Problem, ops: list[int], mates: _Sandwiched
+                    ) -> list[tuple[float, list[tuple[int, int]]]]:
+    """Per op of `mates` that descends from a path op, its work and the stretches of path
+    positions [first, last) that must each hold a switch to excuse it from running inside
+    the path: from the op's last path ancestor to its first path descendant when a path
+    op of its group lies between; else that stretch extended to the nearest path op of its
+    group before it, and the one extended to the nearest after it (with no switch in
+    either, the group is on the path's device)."""
+    on_path: dict[int, list[int]] = {}
+    for i, k in enumerate(ops):
+        on_path.setdefault(problem.group[k], []).append(i)
+    spans = []
+    for lo, hi, g, work in zip(mates.last.tolist(), mates.next.tolist(), mates.group.tolist(), mates.work.tolist()):
+        if lo < 0:
+            continue
+        at = on_path[g]
+        i = bisect.bisect_left(at, lo)
+        if i < len(at) and at[i] <= hi:
+            spans.append((work, [(lo, hi)]))
+        else:
+            before = [(at[i - 1], hi)] if i > 0 else []
+            spans.append((work, before + ([(lo, at[i])] if i < len(at) else [])))
+    return spans
+
+
+def _add_triangles(model: cp_model.CpModel, apart: dict[tuple[int, int], cp_model.IntVar]) -> None:
+    """For groups a, b, z pairwise in `apart`: a apart from b means z is apart from one of them."""
+    near: dict[int, set[int]] = {}
+    for a, b in apart:
+        near.setdefault(a, set()).add(b)
+        near.setdefault(b, set()).add(a)
+    for a, b in apart:
+        for z in near[a] & near[b]:
+            if z > b:
+                ab, az, bz = apart[a, b], apart[min(a, z), max(a, z)], apart[min(b, z), max(b, z)]
+                model.add_bool_or([ab.Not(), az, bz])
+                model.add_bool_or([az.Not(), ab, bz])
+                model.add_bool_or([bz.Not(), ab, az])
 
 
 # --- two chains through the same groups ---------------------------------------------------

@@ -278,6 +278,49 @@ def test_path_blocks_charge_a_switch_in_both_passes_of_a_training_graph() -> Non
                                 ) == pytest.approx(18.0)
 
 
+def test_path_blocks_charge_the_ops_inside_a_block_on_top_of_the_transfer_into_it() -> None:
+    """Ops that descend from a path op of a block run after the block starts, so on top of
+    the transfer the block waits for (only those descending from the op before it may run
+    during that wait). A forward/backward path f0 f1 f2 s6 b1 b0 (1, 3, 3, 3, 0, 4 ms) with
+    b2 (3 ms, f2's group) and s7 (2 ms, f0's group) both after f2 and before the path's
+    end, 2 devices (the switch cover's validity sweep, seed 958): every split of the path
+    then costs at least 19, the optimum; charging the larger of the transfer and those ops,
+    path blocks gave 18."""
+    ops = [("f0", 1.0), ("f1", 3.0), ("f2", 3.0), ("s7", 2.0), ("s6", 3.0), ("b2", 3.0), ("b1", 0.0), ("b0", 4.0)]
+    edges = [("f0", "f1", 1_000_000), ("f1", "f2", 3_000_000), ("f2", "b2", 2_000_000), ("b2", "b1", 1_000_000),
+             ("b1", "b0", 1_000_000), ("f2", "s6", 1_000_000), ("s6", "b1", 2_000_000), ("f2", "s7", 2_000_000),
+             ("s7", "b0", 0)]
+    groups = {"f0": "l0", "s7": "l0", "b0": "l0", "f1": "l1", "s6": "l1", "b1": "l1", "f2": "l2", "b2": "l2"}
+    breakdown = bound_breakdown(_problem(_with_groups(graph(ops, edges), groups), fully_connected(2)))
+    _assert_beats_old(breakdown, "path_blocks", 19.0)
+    index = {name: k for k, (name, _) in enumerate(ops)}
+    assert brute_force_makespan([[t] * 2 for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
+                                lambda s, a, b: s / 1e6,
+                                groups=[[index[x] for x in groups if groups[x] == g] for g in ("l0", "l1", "l2")]
+                                ) == pytest.approx(19.0)
+
+
+def test_switch_cover_pays_a_switch_or_the_ops_inside_the_path() -> None:
+    """f0 -> f1 -> b1 -> b0 (2, 0, 4, 3 ms) with groups {f0, b0} and {f1, s}; s (3 ms)
+    runs after f0 and before b0; every tensor costs 2 ms; 2 devices.
+
+    On one device s runs inside the path: 9 + 3 = 12, the optimum. To run s elsewhere,
+    {f1, s} sits apart from {f0, b0}, and the path, which starts and ends in {f0, b0},
+    must switch away and back (b1 sits apart from one of them): 9 + 2 + 2 = 13. Path
+    blocks see one split (2 ms) only: 11; the cover's triangle rule charges both."""
+    ops = [("f0", 2.0), ("s", 3.0), ("f1", 0.0), ("b1", 4.0), ("b0", 3.0)]
+    edges = [("f0", "f1", 2_000_000), ("f1", "b1", 2_000_000), ("b1", "b0", 2_000_000), ("f0", "s", 2_000_000),
+             ("s", "b0", 2_000_000)]
+    groups = {"f0": "l0", "b0": "l0", "f1": "l1", "s": "l1"}
+    breakdown = bound_breakdown(_problem(_with_groups(graph(ops, edges), groups), fully_connected(2)))
+    assert breakdown["path_blocks"] == pytest.approx(11.0)
+    _assert_beats_old(breakdown, "switch_cover", 12.0)
+    index = {name: k for k, (name, _) in enumerate(ops)}
+    assert brute_force_makespan([[t] * 2 for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
+                                lambda s, a, b: s / 1e6,
+                                groups=[[index["f0"], index["b0"]], [index["f1"], index["s"]]]) == pytest.approx(12.0)
+
+
 def test_paired_chains_are_a_two_job_shop() -> None:
     """Chains x1 -> x2 and y1 -> y2 (2 ms each), groups {x1, y1} and {x2, y2}, 1 ms
     transfers, 2 devices: the forward and backward copies of a two-layer model.
