@@ -47,12 +47,14 @@ RaiseRelease = Callable[[int, list[float]], float]
 __all__ = [
     "Costs",
     "RaiseRelease",
+    "SwitchCover",
     "bound_breakdown",
     "communication_bound_ms",
     "critical_path_ms",
     "head_tail_bounds_ms",
     "longest_path",
     "lower_bound_ms",
+    "switch_cover",
     "work_bound_ms",
 ]
 
@@ -78,7 +80,7 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
         **head_tail_bounds_ms(problem, c),
     }
     named["paired_chains"] = _paired_chains_ms(problem, c, max(named.values()))
-    named["switch_cover"] = _switch_cover_ms(problem, c, longest_path(problem, c.fastest))
+    named["switch_cover"] = _switch_cover(problem, c, longest_path(problem, c.fastest)).bound_ms
     return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}
 
 
@@ -543,7 +545,25 @@ class _Sandwiched:
 # --- switches against the ops inside the path ---------------------------------------------
 
 
-def _switch_cover_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
+@dataclass(frozen=True)
+class SwitchCover:
+    """The switch cover's bound and its best answer: the pairs of the critical path's
+    neighbouring groups it keeps apart (on different devices) and together."""
+
+    bound_ms: float
+    apart: list[tuple[int, int]]
+    together: list[tuple[int, int]]
+
+
+def switch_cover(problem: Problem) -> SwitchCover:
+    """The switch cover of `problem`'s critical path (see `_switch_cover`)."""
+    if problem.n_ops == 0:
+        return SwitchCover(0.0, [], [])
+    c = Costs.of(problem)
+    return _switch_cover(problem, c, longest_path(problem, c.fastest))
+
+
+def _switch_cover(problem: Problem, c: Costs, ops: list[int]) -> SwitchCover:
     """head + path + tail + the cheapest way to pay for the path's groups: switches or the
     ops their devices run inside the path.
 
@@ -567,7 +587,7 @@ def _switch_cover_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     mates = _Sandwiched.of(problem, c, position, _last_path_ancestor(problem, position))
     spans = _excusing_spans(problem, ops, mates)
     if not spans:
-        return base
+        return SwitchCover(base, [], [])
     switch_ms: dict[tuple[int, int], float] = {}  # pair of groups -> delays of its switches
     pair_at: list[tuple[int, int] | None] = [None] * (n - 1)
     for j in range(n - 1):
@@ -602,8 +622,12 @@ def _switch_cover_ms(problem: Problem, c: Costs, ops: list[int]) -> float:
     solver.parameters.max_deterministic_time = _COVER_WORK
     solver.parameters.symmetry_level = 0
     solver.parameters.linearization_level = 2  # the LP closes set covers at once; search alone does not
-    solver.solve(model)
-    return base + max(0.0, solver.best_objective_bound) / _COVER_TICKS_PER_MS
+    status = solver.solve(model)
+    bound_ms = base + max(0.0, solver.best_objective_bound) / _COVER_TICKS_PER_MS
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return SwitchCover(bound_ms, [], [])
+    chosen = {pair: bool(solver.value(var)) for pair, var in apart.items()}
+    return SwitchCover(bound_ms, [pair for pair, a in chosen.items() if a], [pair for pair, a in chosen.items() if not a])
 
 
 def _excusing_spans(problem: Problem, ops: list[int], mates: _Sandwiched

@@ -20,13 +20,13 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from placer import bounds as _bounds
-from placer.bounds import lower_bound_ms
+from placer.bounds import lower_bound_ms, switch_cover
 from placer.budget import Budget
 from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
 from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
-from placer.heuristics import critical_path, heft, justify, resequence, single_device, stages
+from placer.heuristics import critical_path, heft, justify, resequence, single_device, stages, switch_cover_start
 from placer.model import Problem, build_problem
 from placer.progress import Progress, ProgressFn, Reporter
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
@@ -455,6 +455,9 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         cap = min(run.strategy.stages_max_evaluations, max(10, int(seconds * 200_000 / (p.n_ops * p.n_devices))))
         run.report(f"staged critical-path heuristic (limit {seconds:.1f} s)", phase="stages")
         run.offer(stages(p, math.inf if options.deterministic else seconds, cap), "stages")
+    if not run.proven(run.best):
+        run.report("the critical path's groups as the switch cover places them", phase="switch_cover")
+        run.offer(switch_cover_start(p, switch_cover(p)), "switch cover")
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
         if run.proven(run.best):

@@ -141,6 +141,50 @@ def test_no_bound_exceeds_the_optimum_of_forward_backward_copies(seed: int) -> N
         assert value <= optimum + TOL, (name, value, optimum)
 
 
+def _switch_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
+    """A forward chain and its backward chain joined into one path (groups {f_i, b_i}, now
+    and then a backward op in a group of its own), plus one or two side ops, each in a path
+    group, from a path op to a later one: the ops a device may have to run inside the path
+    (the switch cover's and the path blocks' cases)."""
+    rng = random.Random(seed)
+    m = rng.choice([2, 2, 3])
+    k = rng.randint(2, 3)
+    names = [f"f{i}" for i in range(k)] + [f"b{i}" for i in reversed(range(k))]
+    times = [float(rng.randint(0, 4)) for _ in names]
+    edges = [(i, i + 1, rng.choice([0, 1, 2, 3]) * 1_000_000) for i in range(2 * k - 1)]
+    groups = [[i, 2 * k - 1 - i] for i in range(k)]
+    if rng.random() < 0.3:
+        g = rng.randrange(k)
+        groups[g].remove(2 * k - 1 - g)
+        groups.append([2 * k - 1 - g])
+    order = list(range(2 * k))
+    for _ in range(rng.choice([1, 1, 2])):
+        g = rng.randrange(len(groups))
+        src = rng.randrange(0, 2 * k - 2)
+        dst = rng.randrange(src + 2, 2 * k)
+        names.append(f"s{len(names)}")
+        times.append(float(rng.randint(1, 4)))
+        side = len(names) - 1
+        edges += [(src, side, rng.choice([0, 1, 2]) * 1_000_000), (side, dst, rng.choice([0, 1, 2]) * 1_000_000)]
+        groups[g].append(side)
+        order.insert(order.index(src) + 1, side)  # the graph's op order stays topological
+    group_of = {x: gi for gi, gs in enumerate(groups) for x in gs}
+    ops = [{"id": names[x], "time_ms": times[x], "group": f"g{group_of[x]}"} for x in order]
+    g = {"format": "placer.graph/v1", "name": f"switch-{seed}", "ops": ops,
+         "edges": [{"src": names[u], "dst": names[v], "bytes": b} for u, v, b in edges]}
+    tables = {"times": [[t] * m for t in times], "edges": edges, "delay": lambda size, a, b: size / 1e6,
+              "groups": [x for x in groups if len(x) > 1], "memory": (), "capacity": ()}
+    return g, fully_connected(m), tables
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_no_bound_exceeds_the_optimum_of_paths_with_ops_inside(seed: int) -> None:
+    g, hw, t = _switch_case(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    for name, value in bound_breakdown(_problem(g, hw)).items():
+        assert value <= optimum + TOL, (name, value, optimum)
+
+
 def _classic(path: Path) -> tuple[Problem, float]:
     doc = json.loads(path.read_text())
     hw = fully_connected(doc["processors"], bandwidth_gb_per_s=1.0, latency_us=0.0)
@@ -283,7 +327,7 @@ def test_path_blocks_charge_the_ops_inside_a_block_on_top_of_the_transfer_into_i
     the transfer the block waits for (only those descending from the op before it may run
     during that wait). A forward/backward path f0 f1 f2 s6 b1 b0 (1, 3, 3, 3, 0, 4 ms) with
     b2 (3 ms, f2's group) and s7 (2 ms, f0's group) both after f2 and before the path's
-    end, 2 devices (the switch cover's validity sweep, seed 958): every split of the path
+    end, 2 devices (`_switch_case(958)`): every split of the path
     then costs at least 19, the optimum; charging the larger of the transfer and those ops,
     path blocks gave 18."""
     ops = [("f0", 1.0), ("f1", 3.0), ("f2", 3.0), ("s7", 2.0), ("s6", 3.0), ("b2", 3.0), ("b1", 0.0), ("b0", 4.0)]

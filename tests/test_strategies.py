@@ -9,15 +9,19 @@ import random
 import pytest
 
 from benchmarks.graphs import fully_connected_hardware, layered, training_step
-from placer.bounds import lower_bound_ms
+from placer.bounds import lower_bound_ms, switch_cover
 from placer.budget import Budget
 from placer.formulations.cpsat_model import build_cpsat
-from placer.heuristics import heft, justify, resequence, stages
+from placer.heuristics import critical_path as cpop
+from placer.heuristics import heft, justify, resequence, stages, switch_cover_start
 from placer.local_search import improve_by_moves
 from placer.model import build_problem
 from placer.neighbourhood import critical_path, improve
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 from placer.schema import parse_graph, parse_hardware
+from tests.conftest import fully_connected, graph
+from tests.reference import brute_force_makespan
+from tests.test_bounds import _switch_case
 
 
 def _training(seed: int, n: int = 40, devices: int = 4):
@@ -95,6 +99,45 @@ def test_the_staged_heuristic_is_valid_and_deterministic(seed: int) -> None:
     _valid(p, first)
     assert first.solution.device == second.solution.device
     assert first.makespan_ms >= lower_bound_ms(p) - 1e-9
+
+
+def test_the_switch_cover_start_keeps_apart_the_groups_the_cover_keeps_apart() -> None:
+    """Path f0 -> f1 -> s -> b0 (1, 2, 3, 1 ms), groups {f0, s, b0} and {f1, b1}; b1 (2 ms)
+    runs after f1 and before b0; 1 ms transfers except f1 -> s (nothing); 2 devices.
+
+    On one device b1 runs inside the path: 9. The cover prices the switch between the two
+    groups at 1 ms (f0 -> f1) against b1's 2 ms and keeps them apart: 8, the optimum, where
+    HEFT and CPOP give 9."""
+    ops = [("f0", 1.0), ("f1", 2.0), ("s", 3.0), ("b1", 2.0), ("b0", 1.0)]
+    edges = [("f0", "f1", 1_000_000), ("f1", "b1", 1_000_000), ("b1", "b0", 1_000_000), ("f1", "s", 0),
+             ("s", "b0", 1_000_000)]
+    g = graph(ops, edges)
+    for op in g["ops"]:
+        op["group"] = "l1" if op["id"] in ("f1", "b1") else "l0"
+    p = build_problem(parse_graph(g), parse_hardware(fully_connected(2)))
+    cover = switch_cover(p)
+    assert cover.apart == [(0, 1)] and cover.bound_ms == pytest.approx(8.0)
+    start = switch_cover_start(p, cover)
+    _valid(p, start)
+    assert start.solution.device[0] != start.solution.device[1]
+    assert start.makespan_ms == pytest.approx(8.0)
+    assert heft(p).makespan_ms == pytest.approx(9.0) and cpop(p).makespan_ms == pytest.approx(9.0)
+    assert brute_force_makespan([[t, t] for _, t in ops], [(0, 1, 1e6), (1, 3, 1e6), (3, 4, 1e6), (1, 2, 0), (2, 4, 1e6)],
+                                lambda size, a, b: size / 1e6, groups=[[0, 2, 4], [1, 3]]) == pytest.approx(8.0)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_switch_cover_start_is_valid_and_never_below_the_optimum(seed: int) -> None:
+    g, hw, t = _switch_case(seed)
+    p = build_problem(parse_graph(g), parse_hardware(hw))
+    cover = switch_cover(p)
+    start = switch_cover_start(p, cover)
+    if start is None:  # nothing apart, or only pairs inside groups the cover keeps together
+        return
+    assert cover.apart
+    _valid(p, start)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], groups=t["groups"])
+    assert start.makespan_ms >= optimum - 1e-9
 
 
 @pytest.mark.parametrize("seed", range(3))
