@@ -63,7 +63,7 @@ _MAX_STATES = 200_000  # states it may visit per target: beyond, it gives up (no
 _MIN_PAIRED_SHARE = 0.05  # mates lighter than this share of the path's work hardly matter: skipped
 _MAX_PAIRED_PATH = 3000  # longer paths are skipped (its block table grows with the square)
 _COVER_TICKS_PER_MS = 10_000  # the switch cover's integer costs (rounded down, so still a bound)
-_COVER_WORK = 2.0  # CP-SAT's deterministic time for the switch cover (0.02-0.6 s on 2,500 ops)
+_COVER_WORK = 2.0  # CP-SAT's deterministic time for the switch cover (it takes 0.02-0.8 s on 2,500 ops)
 
 
 def bound_breakdown(problem: Problem) -> dict[str, float]:
