@@ -229,6 +229,15 @@ def lower_bound_ms_of(breakdown: dict[str, float]) -> float:
     return max(breakdown.values())
 
 
+def _optimum_of(ops: list[tuple[str, float]], edges: list[tuple[str, str, int]], groups: dict[str, str],
+                devices: int) -> float:
+    """The exhaustive optimum of a hand-made case on `devices` devices with 1 GB/s links."""
+    index = {name: k for k, (name, _) in enumerate(ops)}
+    return brute_force_makespan([[t] * devices for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
+                                lambda size, a, b: size / 1e6,
+                                groups=[[index[x] for x in groups if groups[x] == g] for g in sorted(set(groups.values()))])
+
+
 def test_communication_serialises_inputs_of_one_group() -> None:
     """a (2 ms) feeds b and c (4 ms each), one group; a transfer costs 1 ms; 2 devices.
 
@@ -315,11 +324,7 @@ def test_path_blocks_charge_a_switch_in_both_passes_of_a_training_graph() -> Non
     breakdown = bound_breakdown(_problem(_with_groups(graph(ops, edges), groups), fully_connected(3)))
     assert breakdown["path_blocks"] == pytest.approx(18.0)
     _assert_beats_old(breakdown, "path_blocks", 18.0)
-    index = {name: k for k, (name, _) in enumerate(ops)}
-    assert brute_force_makespan([[t] * 3 for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
-                                lambda s, a, b: s / 1e6,
-                                groups=[[index[x] for x in groups if groups[x] == g] for g in ("l0", "l1", "l2")]
-                                ) == pytest.approx(18.0)
+    assert _optimum_of(ops, edges, groups, 3) == pytest.approx(18.0)
 
 
 def test_path_blocks_charge_the_ops_inside_a_block_on_top_of_the_transfer_into_it() -> None:
@@ -327,9 +332,8 @@ def test_path_blocks_charge_the_ops_inside_a_block_on_top_of_the_transfer_into_i
     the transfer the block waits for (only those descending from the op before it may run
     during that wait). A forward/backward path f0 f1 f2 s6 b1 b0 (1, 3, 3, 3, 0, 4 ms) with
     b2 (3 ms, f2's group) and s7 (2 ms, f0's group) both after f2 and before the path's
-    end, 2 devices (`_switch_case(958)`): every split of the path
-    then costs at least 19, the optimum; charging the larger of the transfer and those ops,
-    path blocks gave 18."""
+    end, 2 devices (`_switch_case(958)`): every split of the path then costs at least 19,
+    the optimum; charging the larger of the transfer and those ops, path blocks gave 18."""
     ops = [("f0", 1.0), ("f1", 3.0), ("f2", 3.0), ("s7", 2.0), ("s6", 3.0), ("b2", 3.0), ("b1", 0.0), ("b0", 4.0)]
     edges = [("f0", "f1", 1_000_000), ("f1", "f2", 3_000_000), ("f2", "b2", 2_000_000), ("b2", "b1", 1_000_000),
              ("b1", "b0", 1_000_000), ("f2", "s6", 1_000_000), ("s6", "b1", 2_000_000), ("f2", "s7", 2_000_000),
@@ -337,11 +341,7 @@ def test_path_blocks_charge_the_ops_inside_a_block_on_top_of_the_transfer_into_i
     groups = {"f0": "l0", "s7": "l0", "b0": "l0", "f1": "l1", "s6": "l1", "b1": "l1", "f2": "l2", "b2": "l2"}
     breakdown = bound_breakdown(_problem(_with_groups(graph(ops, edges), groups), fully_connected(2)))
     _assert_beats_old(breakdown, "path_blocks", 19.0)
-    index = {name: k for k, (name, _) in enumerate(ops)}
-    assert brute_force_makespan([[t] * 2 for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
-                                lambda s, a, b: s / 1e6,
-                                groups=[[index[x] for x in groups if groups[x] == g] for g in ("l0", "l1", "l2")]
-                                ) == pytest.approx(19.0)
+    assert _optimum_of(ops, edges, groups, 2) == pytest.approx(19.0)
 
 
 def test_switch_cover_pays_a_switch_or_the_ops_inside_the_path() -> None:
@@ -359,10 +359,7 @@ def test_switch_cover_pays_a_switch_or_the_ops_inside_the_path() -> None:
     breakdown = bound_breakdown(_problem(_with_groups(graph(ops, edges), groups), fully_connected(2)))
     assert breakdown["path_blocks"] == pytest.approx(11.0)
     _assert_beats_old(breakdown, "switch_cover", 12.0)
-    index = {name: k for k, (name, _) in enumerate(ops)}
-    assert brute_force_makespan([[t] * 2 for _, t in ops], [(index[a], index[b], size) for a, b, size in edges],
-                                lambda s, a, b: s / 1e6,
-                                groups=[[index["f0"], index["b0"]], [index["f1"], index["s"]]]) == pytest.approx(12.0)
+    assert _optimum_of(ops, edges, groups, 2) == pytest.approx(12.0)
 
 
 def test_paired_chains_are_a_two_job_shop() -> None:
