@@ -49,12 +49,12 @@ __all__ = [
     "RaiseRelease",
     "SwitchCover",
     "bound_breakdown",
+    "bounds_and_switch_cover",
     "communication_bound_ms",
     "critical_path_ms",
     "head_tail_bounds_ms",
     "longest_path",
     "lower_bound_ms",
-    "switch_cover",
     "work_bound_ms",
 ]
 
@@ -68,8 +68,14 @@ _COVER_WORK = 2.0  # CP-SAT's deterministic time for the switch cover (it takes 
 
 def bound_breakdown(problem: Problem) -> dict[str, float]:
     """Every named lower bound (ms); each holds on its own, the largest is the bound."""
+    return bounds_and_switch_cover(problem)[0]
+
+
+def bounds_and_switch_cover(problem: Problem) -> tuple[dict[str, float], SwitchCover]:
+    """`bound_breakdown` and the switch cover's answer, from one solve of the cover (the
+    engine starts a placement from that answer: placer.heuristics.switch_cover_start)."""
     if problem.n_ops == 0:
-        return {"critical_path": 0.0}
+        return {"critical_path": 0.0}, SwitchCover(0.0, [], [])
     c = Costs.of(problem)
     named = {
         "critical_path": _longest_path_ms(problem, c.fastest),
@@ -80,8 +86,9 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
         **head_tail_bounds_ms(problem, c),
     }
     named["paired_chains"] = _paired_chains_ms(problem, c, max(named.values()))
-    named["switch_cover"] = _switch_cover(problem, c, longest_path(problem, c.fastest)).bound_ms
-    return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}
+    cover = _switch_cover(problem, c, longest_path(problem, c.fastest))
+    named["switch_cover"] = cover.bound_ms
+    return {k: (v if math.isfinite(v) else 0.0) for k, v in named.items()}, cover
 
 
 def head_tail_bounds_ms(problem: Problem, c: Costs) -> dict[str, float]:
@@ -553,14 +560,6 @@ class SwitchCover:
     bound_ms: float
     apart: list[tuple[int, int]]
     together: list[tuple[int, int]]
-
-
-def switch_cover(problem: Problem) -> SwitchCover:
-    """The switch cover of `problem`'s critical path (see `_switch_cover`)."""
-    if problem.n_ops == 0:
-        return SwitchCover(0.0, [], [])
-    c = Costs.of(problem)
-    return _switch_cover(problem, c, longest_path(problem, c.fastest))
 
 
 def _switch_cover(problem: Problem, c: Costs, ops: list[int]) -> SwitchCover:

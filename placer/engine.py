@@ -19,8 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from placer import bounds as _bounds
-from placer.bounds import lower_bound_ms, switch_cover
+from placer.bounds import bounds_and_switch_cover, lower_bound_ms
 from placer.budget import Budget
 from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
 from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
@@ -181,7 +180,7 @@ class _Run:
         self.progress = reporter.sink
         reporter.phase("model", f"building the model ({len(graph.ops)} ops, {len(hardware.devices)} devices)")
         self.problem = build_problem(graph, hardware)
-        self.bounds = _bound_breakdown(self.problem)
+        self.bounds, self.switch_cover = bounds_and_switch_cover(self.problem)
         self.bound_ms = max(self.bounds.values())
         self.bound_source = max(self.bounds, key=self.bounds.__getitem__)
         self.baselines: _Baselines | None = None
@@ -390,12 +389,6 @@ class _Run:
         )
 
 
-def _bound_breakdown(problem: Problem) -> dict[str, float]:
-    if hasattr(_bounds, "bound_breakdown"):
-        return dict(_bounds.bound_breakdown(problem))
-    return {"lower_bound": lower_bound_ms(problem)}
-
-
 def _groups_and_pins_hold(problem: Problem, device: list[int]) -> bool:
     return all(device[ops[0]] in problem.allowed[g] and all(device[k] == device[ops[0]] for k in ops)
                for g, ops in enumerate(problem.groups))
@@ -457,7 +450,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         run.offer(stages(p, math.inf if options.deterministic else seconds, cap), "stages")
     if not run.proven(run.best):
         run.report("the critical path's groups as the switch cover places them", phase="switch_cover")
-        run.offer(switch_cover_start(p, switch_cover(p)), "switch cover")
+        run.offer(switch_cover_start(p, run.switch_cover), "switch cover")
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
         if run.proven(run.best):

@@ -281,8 +281,8 @@ def switch_cover_start(problem: Problem, cover: SwitchCover) -> Schedule | None:
     any search, where HEFT gives 683.7 and the staged critical path 626.3."""
     if not cover.apart:
         return None
-    together = nx.Graph(cover.together + cover.apart)
-    together.remove_edges_from(cover.apart)
+    together = nx.Graph(cover.together)
+    together.add_nodes_from(g for pair in cover.apart for g in pair)
     component = {g: i for i, part in enumerate(nx.connected_components(together)) for g in part}
     # (the triangle rule does not rule out every longer cycle: a pair kept apart inside a
     # set kept together is dropped)

@@ -9,7 +9,7 @@ import random
 import pytest
 
 from benchmarks.graphs import fully_connected_hardware, layered, training_step
-from placer.bounds import lower_bound_ms, switch_cover
+from placer.bounds import bounds_and_switch_cover, lower_bound_ms
 from placer.budget import Budget
 from placer.formulations.cpsat_model import build_cpsat
 from placer.heuristics import critical_path as cpop
@@ -115,7 +115,7 @@ def test_the_switch_cover_start_keeps_apart_the_groups_the_cover_keeps_apart() -
     for op in g["ops"]:
         op["group"] = "l1" if op["id"] in ("f1", "b1") else "l0"
     p = build_problem(parse_graph(g), parse_hardware(fully_connected(2)))
-    cover = switch_cover(p)
+    cover = bounds_and_switch_cover(p)[1]
     assert cover.apart == [(0, 1)] and cover.bound_ms == pytest.approx(8.0)
     start = switch_cover_start(p, cover)
     _valid(p, start)
@@ -130,7 +130,7 @@ def test_the_switch_cover_start_keeps_apart_the_groups_the_cover_keeps_apart() -
 def test_the_switch_cover_start_is_valid_and_never_below_the_optimum(seed: int) -> None:
     g, hw, t = _switch_case(seed)
     p = build_problem(parse_graph(g), parse_hardware(hw))
-    cover = switch_cover(p)
+    cover = bounds_and_switch_cover(p)[1]
     start = switch_cover_start(p, cover)
     if start is None:  # nothing apart, or only pairs inside groups the cover keeps together
         return
