@@ -48,12 +48,16 @@ from placer.formulations.cpsat_model import (
 from placer.heuristics import resequence
 from placer.model import Problem
 from placer.parallel import SubSolvePool
+from placer.repair import memory_overflow
 from placer.schedule import Schedule, Solution, retime
 from placer.stats import SolveStats
 
 __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
 FIRST_PASS_SHARE = 0.25  # of the component time; the rest goes to the largest remaining gaps
+_RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
+                         # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
+                         # in 135-170 stitches
 
 
 @dataclass
@@ -607,16 +611,23 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_first_pass_s=[round(x, 3) for x in took_s],
     )
     memory_binds = problem.memory_exceeds_a_device()
-    schedule = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
+    stitch = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
     alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
                           cuts_follow_memory=False) if memory_binds else None
-    if schedule is not None:
+    schedule = None
+    if stitch is not None:
+        schedule = stitch.schedule
         stats.decomposition_stitched_ms = schedule.makespan_ms
         resequenced = resequence(problem, schedule.solution.device)
         if resequenced is not None:
             stats.decomposition_resequenced_ms = resequenced.makespan_ms
             if resequenced.makespan_ms < schedule.makespan_ms:  # (a list schedule never overflows memory)
                 schedule = resequenced
+        step("components moved to other devices")
+        relabelled = _relabel_components(problem, dec, stitch, schedule, budget, deadline)
+        if relabelled is not schedule:
+            stats.decomposition_relabelled_ms = relabelled.makespan_ms
+            schedule = relabelled
     if close_gaps(deadline):
         # the time kept for re-fits that were not needed proves more (the stitched answer stays)
         bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
@@ -625,7 +636,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     stats.decomposition_s = budget.spent() - began
     if in_pool and pool is not None:
         stats.decomposition_places = len(pool.places)
-    return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative)
+    return DecomposedAnswer(bound, schedule, stats=stats,
+                            alternative=alternative.schedule if alternative is not None else None)
 
 
 def _close_gaps(problem: Problem, dec: Decomposition, budget: Budget, solved: dict[int, _ComponentAnswer],
@@ -759,18 +771,122 @@ def _run_round(pool: SubSolvePool, shared: _Shared, budget: Budget, tasks: list[
     return answers
 
 
+@dataclass
+class _Stitch:
+    """A stitched schedule and how it was made: each component's answer (after any re-fit)
+    and the relabelling of its devices (answer's device d -> sigma[d])."""
+
+    schedule: Schedule
+    answers: list[_ComponentAnswer]
+    sigmas: list[list[int]]
+
+
 def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,
             deadline: float, stats: SolveStats, balance_memory: bool, step: Callable[[str], None],
-            cuts_follow_memory: bool = True) -> Schedule | None:
+            cuts_follow_memory: bool = True) -> _Stitch | None:
     """One schedule of the whole graph from the components' answers, or None (stats say why).
 
+    Walking time order, each component is relabelled onto the cut devices already chosen.
     With `balance_memory` (some device cannot hold the graph) each component is relabelled
     onto the devices with the most room (`_automorphism`); `step` hears of re-fits (progress);
     `cuts_follow_memory`: see `_Assignment.follow`."""
     if any(not a.device_of_group for a in answers):
         return None
+    sigmas: list[list[int]] = [[] for _ in answers]
+    done = [0]
 
-    # walk time order, relabel each component onto the cut devices already chosen
+    def relabel(c: int, assigned: _Assignment) -> list[int] | None:
+        done[0] += 1
+        ans = answers[c]
+        fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
+        load = room = None
+        if balance_memory:
+            load = [0] * problem.n_devices
+            for g, d in ans.device_of_group.items():
+                if g not in assigned:
+                    load[d] += problem.group_memory_bytes(g)
+            room = [assigned.room(d) for d in range(problem.n_devices)]
+        sigma = _automorphism(problem, fixed, load, room) if len(set(fixed.values())) == len(fixed) else None
+        if sigma is None:
+            pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
+            # the time left (at least refit_s in all), shared by the components still to stitch
+            share = max(0.1, (deadline - budget.spent()) / (len(dec.components) - done[0] + 1))
+            step(f"re-fitting component {c + 1} onto the cut devices chosen (limit {share:.1f} s)")
+            ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
+            if not ans.device_of_group:
+                stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"
+                return None
+            sigma = list(range(problem.n_devices))
+            stats.decomposition_refitted_components = (stats.decomposition_refitted_components or 0) + 1
+        sigmas[c] = sigma
+        return sigma
+
+    device = _assign(problem, dec, answers, relabel, cuts_follow_memory)
+    if device is None:
+        return None
+    return _Stitch(_stitched(problem, dec, answers, device), answers, sigmas)
+
+
+def _relabel_components(problem: Problem, dec: Decomposition, stitch: _Stitch, best: Schedule, budget: Budget,
+                        deadline: float) -> Schedule:
+    """`best`, or a better schedule with some components moved to other devices.
+
+    Each component keeps its answer up to a relabelling by an automorphism of the hardware
+    (one per device its heaviest device may go to). The stitch chose the relabellings that
+    keep the time cuts on their devices, blind to the load the dangling ops add to a
+    device: where they are heavy (a forward pass joined to the backward only by colocation
+    groups, weight updates) the devices that carry the cut chain overflow, and moving a
+    component (paying transfers at its cuts) can spread that load. Coordinate descent:
+    each component in turn tries its relabellings, stitched anew and resequenced; a move is
+    kept when it shortens the schedule without adding memory overflow. The number of
+    stitches is bounded (`_RELABEL_WORK`), so deterministic runs stay deterministic."""
+    n = problem.n_devices
+    options: list[list[list[int]]] = []
+    for ans in stitch.answers:
+        work = [0.0] * n
+        for g, d in ans.device_of_group.items():
+            work[d] += sum(problem.time_ms[k][d] for k in problem.groups[g])
+        heaviest = max(range(n), key=lambda d: (work[d], -d))
+        found: list[list[int]] = []
+        for target in range(n):
+            sigma = _automorphism(problem, {heaviest: target})
+            if sigma is not None and sigma not in found:
+                found.append(sigma)
+        options.append(found)
+    sigmas = list(stitch.sigmas)
+    best_overflow = sum(memory_overflow(problem, best.solution.device))
+    evaluations, cap = 0, max(20, _RELABEL_WORK // max(1, problem.n_ops))
+    improved = True
+    while improved:
+        improved = False
+        for c, found in enumerate(options):
+            for sigma in found:
+                if sigma == sigmas[c]:
+                    continue
+                if evaluations >= cap or budget.spent() >= deadline:
+                    return best
+                evaluations += 1
+                trial = sigmas[:c] + [sigma] + sigmas[c + 1:]
+                device = _assign(problem, dec, stitch.answers, lambda x, _: trial[x], cuts_follow_memory=True)
+                assert device is not None  # (every relabelling is given)
+                schedule = _stitched(problem, dec, stitch.answers, device)
+                overflow = sum(memory_overflow(problem, schedule.solution.device))
+                if overflow > best_overflow:
+                    continue
+                resequenced = resequence(problem, schedule.solution.device)
+                if resequenced is not None and resequenced.makespan_ms < schedule.makespan_ms:
+                    schedule = resequenced
+                if schedule.makespan_ms < best.makespan_ms * (1 - 1e-9):
+                    best, best_overflow, sigmas, improved = schedule, overflow, trial, True
+    return best
+
+
+def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer],
+            relabel: Callable[[int, _Assignment], list[int] | None], cuts_follow_memory: bool) -> list[int] | None:
+    """Devices of the ops outside `dec.dangling` (-1 for those): walking time order, a cut
+    outside every component follows the previous cut (`_Assignment.follow`) and component c,
+    when first met, puts its groups not yet placed where `relabel(c, assigned)` maps its
+    answer's devices (None: give up)."""
     assigned = _Assignment(problem)
     device = [-1] * problem.n_ops
     comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
@@ -786,35 +902,23 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         if c is None or c in done:
             continue
         done.add(c)
-        ans = answers[c]
-        fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
-        load = room = None
-        if balance_memory:
-            load = [0] * problem.n_devices
-            for g, d in ans.device_of_group.items():
-                if g not in assigned:
-                    load[d] += problem.group_memory_bytes(g)
-            room = [assigned.room(d) for d in range(problem.n_devices)]
-        sigma = _automorphism(problem, fixed, load, room) if len(set(fixed.values())) == len(fixed) else None
+        sigma = relabel(c, assigned)
         if sigma is None:
-            pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
-            # the time left (at least refit_s in all), shared by the components still to stitch
-            share = max(0.1, (deadline - budget.spent()) / (len(dec.components) - len(done) + 1))
-            step(f"re-fitting component {c + 1} onto the cut devices chosen (limit {share:.1f} s)")
-            ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
-            if not ans.device_of_group:
-                stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"
-                return None
-            sigma = list(range(problem.n_devices))
-            stats.decomposition_refitted_components = (stats.decomposition_refitted_components or 0) + 1
-        for g, d in ans.device_of_group.items():
+            return None
+        for g, d in answers[c].device_of_group.items():
             if g not in assigned:
                 assigned[g] = sigma[d]
     dangling = set(dec.dangling)
     for k in range(problem.n_ops):
         if k not in dangling:
             device[k] = assigned[problem.group[k]]
-    # order per device: time order of segments and cuts, segments by their local starts
+    return device
+
+
+def _stitched(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], device: list[int]) -> Schedule:
+    """The schedule of `device` (from `_assign`): per device, segments and cuts in time order,
+    a segment's ops by their starts in its component's answer; dangling ops slotted in."""
+    comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
     order: list[list[int]] = [[] for _ in problem.devices]
     for j, ops in enumerate(dec.segments):
         entry, _ = dec.boundary(j)
@@ -825,5 +929,5 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         # zero-length ops first among equal starts: behind a longer op they would wait for it
         for k in sorted(ops, key=lambda k: (local.get((j, k), 0.0), problem.time_ms[k][device[k]] > 0, k)):
             order[device[k]].append(k)
-    solution = _insert_dangling(problem, dec, device, order)
+    solution = _insert_dangling(problem, dec, list(device), order)
     return retime(problem, solution)
