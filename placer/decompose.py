@@ -799,6 +799,9 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         done[0] += 1
         ans = answers[c]
         fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
+        pinned_here = _pinned_points(problem, ans)
+        clash = any(fixed.get(d, d) != d for d in pinned_here)
+        fixed.update(pinned_here)
         load = room = None
         if balance_memory:
             load = [0] * problem.n_devices
@@ -806,7 +809,7 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
                 if g not in assigned:
                     load[d] += problem.group_memory_bytes(g)
             room = [assigned.room(d) for d in range(problem.n_devices)]
-        sigma = _automorphism(problem, fixed, load, room) if len(set(fixed.values())) == len(fixed) else None
+        sigma = None if clash or len(set(fixed.values())) < len(fixed) else _automorphism(problem, fixed, load, room)
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
@@ -848,8 +851,11 @@ def _relabel_components(problem: Problem, dec: Decomposition, stitch: _Stitch, b
             work[d] += sum(problem.time_ms[k][d] for k in problem.groups[g])
         heaviest = max(range(n), key=lambda d: (work[d], -d))
         found: list[list[int]] = []
+        pinned = _pinned_points(problem, ans)
         for target in range(n):
-            sigma = _automorphism(problem, {heaviest: target})
+            if pinned.get(heaviest, target) != target:
+                continue
+            sigma = _automorphism(problem, {**pinned, heaviest: target})
             if sigma is not None and sigma not in found:
                 found.append(sigma)
         options.append(found)
@@ -879,6 +885,12 @@ def _relabel_components(problem: Problem, dec: Decomposition, stitch: _Stitch, b
                 if schedule.makespan_ms < best.makespan_ms * (1 - 1e-9):
                     best, best_overflow, sigmas, improved = schedule, overflow, trial, True
     return best
+
+
+def _pinned_points(problem: Problem, answer: _ComponentAnswer) -> dict[int, int]:
+    """d -> d for each device of the answer that holds a pinned group: what a relabelling
+    must keep in place."""
+    return {d: d for g, d in answer.device_of_group.items() if len(problem.allowed[g]) == 1}
 
 
 def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer],
