@@ -340,8 +340,9 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         first_op = {g: min(problem.groups[g]) for g in groups}
         free = sorted((g for g in groups if len(problem.allowed[g]) == problem.n_devices), key=first_op.__getitem__)
         add_symmetry_breaking(m, problem.interchangeable_devices, free, lit)
-        if free and representatives is not None:
+        if free and representatives is not None and len(free) == len(groups):
             # an automorphism maps the first group's device to its orbit's representative
+            # (not where a group is pinned: its device is then unlike the others)
             m.add_bool_or([lit[free[0]][d] for d in representatives])
     m.minimize(sum(spans))
     if isinstance(hint, _ComponentAnswer) and hint.device_of_group:
