@@ -810,7 +810,8 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
                 if g not in assigned:
                     load[d] += problem.group_memory_bytes(g)
             room = [assigned.room(d) for d in range(problem.n_devices)]
-        sigma = None if clash or len(set(fixed.values())) < len(fixed) else _automorphism(problem, fixed, load, room)
+        valid = not clash and len(set(fixed.values())) == len(fixed)
+        sigma = _automorphism(problem, fixed, load, room) if valid else None
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
@@ -895,7 +896,8 @@ def _pinned_points(problem: Problem, answer: _ComponentAnswer) -> dict[int, int]
 
 
 def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer],
-            relabel: Callable[[int, _Assignment], list[int] | None], cuts_follow_memory: bool) -> list[int] | None:
+            relabel: Callable[[int, _Assignment], list[int] | None],
+            cuts_follow_memory: bool) -> list[int] | None:
     """Devices of the ops outside `dec.dangling` (-1 for those): walking time order, a cut
     outside every component follows the previous cut (`_Assignment.follow`) and component c,
     when first met, puts its groups not yet placed where `relabel(c, assigned)` maps its
@@ -928,7 +930,8 @@ def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
     return device
 
 
-def _stitched(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], device: list[int]) -> Schedule:
+def _stitched(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer],
+              device: list[int]) -> Schedule:
     """The schedule of `device` (from `_assign`): per device, segments and cuts in time order,
     a segment's ops by their starts in its component's answer; dangling ops slotted in."""
     comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}

@@ -84,8 +84,8 @@ class SolveStats(BaseModel):
     decomposition_resequenced_ms: float | None = Field(
         None, description="makespan of the stitched placement re-sequenced by one list schedule (the shorter is used)")
     decomposition_relabelled_ms: float | None = Field(
-        None, description="makespan after components moved to other devices (relabelled by hardware automorphisms), "
-        "where that shortened the stitched schedule")
+        None, description="makespan after components moved to other devices (relabelled by hardware "
+        "automorphisms), where that shortened the stitched schedule")
     decomposition_refitted_components: int | None = None
     decomposition_failed: str | None = None
     decomposition_skipped: str | None = Field(None, description="not tried: too many components for the "

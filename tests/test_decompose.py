@@ -131,7 +131,8 @@ def test_stitched_answers_keep_every_pin() -> None:
     hw = parse_hardware(fully_connected_hardware(3, link_gb_per_s=1.0, latency_us=0))
     for seed in range(30):
         p = build_problem(parse_graph(_pinned_diamonds(seed)), hw)
-        answer = solve_decomposed(p, decompose(p), Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+        budget = Budget(5, deterministic=True, threads=1)
+        answer = solve_decomposed(p, decompose(p), budget, 5, heft(p).solution)
         assert answer.schedule is not None
         assert is_placement_feasible(p, answer.schedule.solution.device), seed
 

@@ -21,8 +21,8 @@ import sys
 
 os.environ.setdefault("PLACER_STRICT", "1")
 
-from benchmarks.graphs import (fully_connected_hardware, layered, memory_tight, msr_form_training,  # noqa: E402
-                               separated_training, training_step)
+from benchmarks.graphs import (  # noqa: E402
+    fully_connected_hardware, layered, memory_tight, msr_form_training, separated_training, training_step)
 from placer.budget import Budget  # noqa: E402
 from placer.decompose import decompose, solve_decomposed  # noqa: E402
 from placer.engine import PlaceOptions, place  # noqa: E402
@@ -45,7 +45,8 @@ def case(i: int) -> tuple[dict, dict, str]:
         hw = load_preset_document("dgx1_v100")
     elif kind == "line3":
         hw = {"devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
-              "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 25.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 10.0}]}
+              "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 25.0},
+                        {"a": "b", "b": "c", "bandwidth_gb_per_s": 10.0}]}
     else:
         hw = fully_connected_hardware(int(kind[2]), link_gb_per_s=rng.choice([10.0, 25.0]))
     names = [d["id"] for d in hw["devices"]]
@@ -91,8 +92,8 @@ def main(n: int) -> int:
                 problems.append(f"below the bound {ans.bound_ms}")
             if st.decomposition_relabelled_ms is not None:
                 moved += 1
-                if st.decomposition_relabelled_ms > min(st.decomposition_stitched_ms,
-                                                         st.decomposition_resequenced_ms or float("inf")) + 1e-9:
+                before = min(st.decomposition_stitched_ms, st.decomposition_resequenced_ms or float("inf"))
+                if st.decomposition_relabelled_ms > before + 1e-9:
                     problems.append("moved answer longer than the stitch")
             if sum(memory_overflow(p, s.solution.device)) and not p.memory_exceeds_a_device():
                 problems.append("memory overflow where the graph fits every device")
@@ -107,7 +108,8 @@ def main(n: int) -> int:
                 problems.append(f"engine raised {type(exc).__name__}: {exc}")
         failures += bool(problems)
         print(i, label, p.n_ops, "ops", f"stitched {st.decomposition_stitched_ms} resequenced "
-              f"{st.decomposition_resequenced_ms} moved {st.decomposition_relabelled_ms} bound {ans.bound_ms:.4f}",
+              f"{st.decomposition_resequenced_ms} moved {st.decomposition_relabelled_ms} "
+              f"bound {ans.bound_ms:.4f}",
               "FAIL " + "; ".join(problems) if problems else "ok", flush=True)
     print(f"cases {n}, moved {moved}, through the engine {checked}, failures {failures}")
     return 1 if failures else 0
