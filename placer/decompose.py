@@ -30,7 +30,7 @@ from bisect import bisect_right
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
+from functools import cached_property, partial
 from typing import Any
 
 from placer.budget import WORK_PER_SECOND, Budget
@@ -74,6 +74,11 @@ class Decomposition:
         entry = self.cuts[j - 1] if j >= 1 else None
         exit_ = self.cuts[j] if j < len(self.cuts) else None
         return entry, exit_
+
+    @cached_property
+    def component_of_segment(self) -> dict[int, int]:
+        """Segment -> its component (segments in no component are left out)."""
+        return {j: c for c, comp in enumerate(self.components) for j in comp}
 
 
 def _head_lengths(problem: Problem) -> tuple[list[float], float]:
@@ -793,11 +798,9 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
     `cuts_follow_memory`: see `_Assignment.follow`."""
     if any(not a.device_of_group for a in answers):
         return None
-    sigmas: list[list[int]] = [[] for _ in answers]
-    done = [0]
+    sigmas: list[list[int]] = [[] for _ in answers]  # [] until the walk meets the component
 
     def relabel(c: int, assigned: _Assignment) -> list[int] | None:
-        done[0] += 1
         ans = answers[c]
         fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
         pinned_here = _pinned_points(problem, ans)
@@ -815,7 +818,7 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
-            share = max(0.1, (deadline - budget.spent()) / (len(dec.components) - done[0] + 1))
+            share = max(0.1, (deadline - budget.spent()) / sum(not s for s in sigmas))
             step(f"re-fitting component {c + 1} onto the cut devices chosen (limit {share:.1f} s)")
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
             if not ans.device_of_group:
@@ -904,7 +907,6 @@ def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
     answer's devices (None: give up)."""
     assigned = _Assignment(problem)
     device = [-1] * problem.n_ops
-    comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
     done: set[int] = set()
     for j in range(len(dec.segments)):
         entry, _ = dec.boundary(j)
@@ -913,7 +915,7 @@ def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
             assigned.follow(problem.group[entry], prev, cuts_follow_memory)
         if entry is not None:
             device[entry] = assigned[problem.group[entry]]
-        c = comp_of_segment.get(j)
+        c = dec.component_of_segment.get(j)
         if c is None or c in done:
             continue
         done.add(c)
@@ -934,13 +936,12 @@ def _stitched(problem: Problem, dec: Decomposition, answers: list[_ComponentAnsw
               device: list[int]) -> Schedule:
     """The schedule of `device` (from `_assign`): per device, segments and cuts in time order,
     a segment's ops by their starts in its component's answer; dangling ops slotted in."""
-    comp_of_segment = {j: c for c, comp in enumerate(dec.components) for j in comp}
     order: list[list[int]] = [[] for _ in problem.devices]
     for j, ops in enumerate(dec.segments):
         entry, _ = dec.boundary(j)
         if entry is not None:
             order[device[entry]].append(entry)
-        c = comp_of_segment.get(j)
+        c = dec.component_of_segment.get(j)
         local = answers[c].local_start_ms if c is not None else {}
         # zero-length ops first among equal starts: behind a longer op they would wait for it
         for k in sorted(ops, key=lambda k: (local.get((j, k), 0.0), problem.time_ms[k][device[k]] > 0, k)):
