@@ -1,0 +1,100 @@
+"""The symmetric relaxation: every device pair as fast as the fastest, a valid bound."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from benchmarks.graphs import fully_connected_hardware, training_step
+from hardware_graphs import load_preset_document
+from placer.budget import Budget
+from placer.decompose import _ComponentAnswer, _Rounds, _solve_component, decompose, orbit_representatives
+from placer.model import build_problem
+from placer.relax import symmetric_relaxation
+from placer.schema import parse_graph, parse_hardware
+from tests.conftest import graph
+from tests.test_decompose import diamonds
+
+# a 3-GPU line with slow links: transfers of the diamonds' 1 MB tensors take 1-2 ms, as long as ops
+LINE = {
+    "devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+    "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 1.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 0.5}],
+}
+
+
+def forks(n: int, seed: int) -> dict:
+    """A chain of three-way forks (s -> x0, y0, z0 -> j0 -> x1 ...): three devices pay."""
+    rng = random.Random(seed)
+    ops, edges, prev = [("s", 1.0)], [], "s"
+    for i in range(n):
+        ops.append((f"j{i}", 1.0))
+        for b in "xyz":
+            ops.append((f"{b}{i}", float(rng.randint(3, 5))))
+            edges += [(prev, f"{b}{i}", 1_000_000), (f"{b}{i}", f"j{i}", 1_000_000)]
+        prev = f"j{i}"
+    return graph(ops, edges)
+
+
+def test_on_a_dgx1_quad_every_pair_gets_the_fastest_delay_and_devices_become_interchangeable() -> None:
+    p = build_problem(parse_graph(training_step(diamonds(2, 0))), parse_hardware(load_preset_document("dgx1_v100_quad")))
+    relaxed = symmetric_relaxation(p)
+    assert relaxed is not None
+    assert p.interchangeable_devices != [[0, 1, 2, 3]]
+    assert relaxed.interchangeable_devices == [[0, 1, 2, 3]]
+    pairs = [(a, b) for a in range(4) for b in range(4) if a != b]
+    for e in p.edges:
+        fastest = min(p.delay_ms(e, a, b) for a, b in pairs)
+        assert {relaxed.delay_ms(e, a, b) for a, b in pairs} == {fastest}
+        assert relaxed.delay_ms(e, 1, 1) == 0.0
+    # the double NVLinks (50 GB/s) are the fastest: single-link pairs get faster, those keep their delay
+    big = next(e for e in p.edges if e.size_bytes > 0)
+    assert relaxed.delay_ms(big, 0, 1) < p.delay_ms(big, 0, 1)
+    assert relaxed.delay_ms(big, 0, 3) == p.delay_ms(big, 0, 3)
+
+
+def test_no_relaxation_where_devices_are_already_interchangeable_or_a_group_is_pinned() -> None:
+    g = training_step(diamonds(2, 0))
+    assert symmetric_relaxation(build_problem(parse_graph(g), parse_hardware(fully_connected_hardware(3)))) is None
+    assert symmetric_relaxation(build_problem(parse_graph(g), parse_hardware(LINE))) is not None
+    g["ops"][1]["device"] = "a"
+    assert symmetric_relaxation(build_problem(parse_graph(g), parse_hardware(LINE))) is None
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_relaxed_component_optimum_never_exceeds_the_true_one(seed: int) -> None:
+    """Both proven optimal on each component of a training step on the slow line: the relaxed
+    optimum (hence any relaxed bound) is at most the true optimum."""
+    p = build_problem(parse_graph(training_step(forks(2, seed))), parse_hardware(LINE))
+    relaxed = symmetric_relaxation(p)
+    assert relaxed is not None
+    dec = decompose(p)
+    assert dec is not None
+    below = 0
+    for comp in dec.components:
+        true = _solve_component(p, dec, comp, 10, Budget(10, deterministic=True, threads=1), None,
+                                representatives=orbit_representatives(p))
+        easy = _solve_component(relaxed, dec, comp, 10, Budget(10, deterministic=True, threads=1), None,
+                                representatives=[0])
+        assert true.optimal and easy.optimal
+        assert easy.bound_ms <= true.objective_ms + 1e-9
+        below += easy.objective_ms < true.objective_ms - 1e-9
+    assert below > 0  # the line's slow pairs matter: the relaxation is not the same problem
+
+
+def test_gap_rounds_try_the_relaxation_only_after_the_stitch_and_keep_the_answer() -> None:
+    rounds = _Rounds({0: 1.0}, {0: 1.0})
+    assert rounds.next(0, 100.0) == (False, 2.0)          # before the stitch: the component itself
+    rounds.relaxed_open = {0}
+    assert rounds.next(0, 100.0) == (True, 2.0)           # then the relaxation first, each with its own time
+    answer = _ComponentAnswer({7: 1}, {(0, 3): 0.5}, 4.0, 6.0, False, "feasible")
+    relaxed = _ComponentAnswer({7: 2}, {(0, 3): 0.1}, 5.0, 5.5, False, "feasible")
+    kept = rounds.record(0, True, answer, relaxed)
+    assert (kept.device_of_group, kept.objective_ms, kept.bound_ms) == ({7: 1}, 6.0, 5.0)
+    assert rounds.next(0, 100.0) == (False, 4.0)          # then the component again
+    rounds.record(0, False, kept, _ComponentAnswer({}, {}, 0.0, float("inf"), False, "unknown"))
+    assert rounds.next(0, 100.0) == (True, 4.0)
+    proven = _ComponentAnswer({7: 2}, {}, 6.0, 6.0, True, "optimal")
+    closed = rounds.record(0, True, kept, proven)
+    assert closed.bound_ms == 6.0 and closed.optimal and closed.device_of_group == {7: 1}
+    assert rounds.next(0, 100.0)[0] is False              # a proven relaxation is not solved again
+    assert rounds.next(0, 100.0)[0] is False
