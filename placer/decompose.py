@@ -34,6 +34,7 @@ from functools import cached_property, partial
 from typing import Any
 
 from placer.budget import WORK_PER_SECOND, Budget
+from placer.chain_loads import ChainLoads, chain_loads, component_groups
 from placer.formulations.cpsat_model import (
     _ticks,
     add_energy,
@@ -56,6 +57,7 @@ from placer.stats import SolveStats
 __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
 FIRST_PASS_SHARE = 0.25  # of the component time; the rest goes to the largest remaining gaps
+CHAIN_LOADS_SHARE = 0.2  # of the decomposition's limit, at most, for the bound of placer.chain_loads
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
                          # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
                          # in 135-170 stitches
@@ -210,6 +212,7 @@ class DecomposedAnswer:
     # tensors are big (GPT's logits: 16 ms each way)
     alternative: Schedule | None = None
     stats: SolveStats = field(default_factory=SolveStats)  # its decomposition_* fields
+    chain_loads_ms: float | None = None   # the components coupled through device loads (placer.chain_loads)
 
 
 def _local_segments(dec: Decomposition, comp: list[int]) -> list[tuple[int, list[int], int | None, int | None]]:
@@ -260,12 +263,13 @@ def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer,
 
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
                      budget: Budget, hint: Solution | _ComponentAnswer | None,
-                     fixed: dict[int, int] | None = None, representatives: list[int] | None = None
-                     ) -> _ComponentAnswer:
+                     fixed: dict[int, int] | None = None, representatives: list[int] | None = None,
+                     apart: list[int] | None = None) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
 
     `fixed` pins groups (by index) to devices: how a component is fitted to the cut devices
     its neighbours chose when no automorphism of the hardware can relabel it onto them.
+    `apart` lists groups that may not all share one device (placer.chain_loads).
     """
     from ortools.sat.python import cp_model
 
@@ -339,6 +343,10 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
                 m.add(finish >= en[k])
         spans.append(finish - begin)
     add_memory(m, problem, lit)
+    for d in range(problem.n_devices) if apart else []:
+        on_d = [lit[g][d] for g in apart if d in lit[g]]
+        if len(on_d) == len(apart):
+            m.add(sum(on_d) <= len(apart) - 1)
     for g, d in (fixed or {}).items():
         if g in lit:
             m.add(lit[g][d] == 1)
@@ -645,11 +653,61 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
         stats.decomposition_bound_ms = bound
         stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
+    chain_ms = None
+    if _dangling_on_the_chain(problem, dec):
+        seconds = min(deadline - budget.spent(), CHAIN_LOADS_SHARE * (deadline - began))
+        chain_ms = _chain_loads(problem, dec, [solved[source[c]] for c in range(len(dec.components))],
+                                source, budget, seconds, representatives, step)
+        stats.decomposition_chain_loads_ms = chain_ms
     stats.decomposition_s = budget.spent() - began
     if in_pool and pool is not None:
         stats.decomposition_places = len(pool.places)
     return DecomposedAnswer(bound, schedule, stats=stats,
-                            alternative=alternative.schedule if alternative is not None else None)
+                            alternative=alternative.schedule if alternative is not None else None,
+                            chain_loads_ms=chain_ms)
+
+
+def _dangling_on_the_chain(problem: Problem, dec: Decomposition) -> bool:
+    """Whether some dangling op shares a group with a time cut or a component's op: the work
+    that the decomposition bound drops and placer.chain_loads adds back."""
+    held = {problem.group[k] for k in dec.cuts} | {problem.group[k] for seg in dec.segments for k in seg}
+    return problem.n_devices > 1 and any(problem.group[k] in held and problem.min_time_ms(k) > 0
+                                         for k in dec.dangling)
+
+
+def _chain_loads(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], source: list[int],
+                 budget: Budget, seconds: float, representatives: list[int],
+                 step: Callable[[str], None]) -> float | None:
+    """placer.chain_loads' bound within `seconds`: half for the components' bounds spread
+    and switched (`coupled_parts`), the rest for the master."""
+    if seconds < 0.2:
+        return None
+    began = budget.spent()
+    step(f"components coupled through device loads (limit {seconds:.1f} s)")
+    parts = coupled_parts(problem, dec, answers, source, budget, seconds / 2, representatives)
+    return chain_loads(problem, parts, budget, seconds - (budget.spent() - began))
+
+
+def coupled_parts(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], source: list[int],
+                  budget: Budget, seconds: float, representatives: list[int]) -> ChainLoads:
+    """The master's inputs: each distinct component (`source[c] == c`) solved spread and
+    switched, within `seconds` in all, shared by size; `answers` give the free bounds."""
+    distinct = sorted(set(source))
+    sizes = {c: sum(len(dec.segments[j]) for j in dec.components[c]) for c in distinct}
+    spread: dict[int, float] = {}
+    switched: dict[int, float] = {}
+    for c in distinct:
+        share = 0.5 * seconds * sizes[c] / sum(sizes.values())
+        groups, touching = component_groups(problem, dec.cuts, dec.segments, dec.components[c])
+        spread[c] = switched[c] = answers[c].bound_ms
+        for apart, into in ((groups, spread), (touching, switched)):
+            if len(apart) > 1:
+                answer = _solve_component(problem, dec, dec.components[c], share, budget, None,
+                                          representatives=representatives, apart=apart)
+                into[c] = max(into[c], answer.bound_ms)
+    return ChainLoads(dec.cuts, dec.segments, dec.components, [a.bound_ms for a in answers],
+                      [spread[source[c]] for c in range(len(dec.components))],
+                      [max(spread[source[c]], switched[source[c]]) for c in range(len(dec.components))])
 
 
 @dataclass

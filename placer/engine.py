@@ -548,6 +548,8 @@ def _try_decomposition(run: _Run) -> bool:
         return True
     run.stats.record(**answer.stats.model_dump())
     run.raise_bound(answer.bound_ms, "decomposition")
+    if answer.chain_loads_ms is not None:
+        run.raise_bound(answer.chain_loads_ms, "chain_loads")
     before = run.best
     run.offer(answer.schedule, "decomposition")
     run.offer(answer.alternative, "decomposition", may_overflow=True)

@@ -87,6 +87,9 @@ class SolveStats(BaseModel):
         None, description="makespan after components moved to other devices (relabelled by hardware "
         "automorphisms), where that shortened the stitched schedule")
     decomposition_refitted_components: int | None = None
+    decomposition_chain_loads_ms: float | None = Field(
+        None, description="bound of the components coupled through device loads (placer.chain_loads): the "
+        "dangling ops colocated with the chain add work to its devices")
     decomposition_failed: str | None = None
     decomposition_skipped: str | None = Field(None, description="not tried: too many components for the "
                                               "time (wall-clock mode)")

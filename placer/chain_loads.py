@@ -1,0 +1,120 @@
+"""A bound that couples a series decomposition's components through device loads.
+
+The decomposition bound (placer.decompose) adds up the time cuts and each component's
+optimum, each component alone. It drops the dangling ops (weight updates) and the link
+between components, so it is blind to a cost that BERT-base pays: its 230 time cuts and
+12 layer components all run best on one device (28.25 ms), and the 2.0 ms of weight
+updates, colocated with the layers' weights, then land on that device too (30.25 ms).
+Moving part of the chain to another device costs transfers where the chain switches.
+
+This master problem chooses a device for every colocation group of the time cuts and the
+components (their dangling ops go with them). A component whose groups are not all on
+one device costs at least its spread bound (the component model told so); one across
+which the chain switches devices (the cut groups it touches not all on one device), at
+least its switched bound (told so). A switch between consecutive cuts joined directly
+costs the fastest delay any device pair has for their tensors. Then
+
+    makespan >= cuts + sum of component bounds (+ spread or switched extra) + switches,
+    makespan >= the work of the groups on each device.
+
+Every term is a lower bound of what the schedule must pay given the choice, so CP-SAT's
+proven bound on the master is a lower bound of the placement problem.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from placer.budget import Budget
+from placer.formulations.cpsat_model import add_symmetry_breaking
+from placer.model import Problem
+
+__all__ = ["ChainLoads", "chain_loads", "component_groups"]
+
+
+@dataclass(frozen=True)
+class ChainLoads:
+    """The inputs of the master besides the problem: per component, its proven bounds free,
+    spread and switched (each at least the one before; see the module docstring)."""
+
+    cuts: list[int]
+    segments: list[list[int]]
+    components: list[list[int]]
+    bound_ms: list[float]
+    spread_bound_ms: list[float]
+    switched_bound_ms: list[float]
+
+
+def component_groups(problem: Problem, cuts: list[int], segments: list[list[int]],
+                     comp: list[int]) -> tuple[list[int], list[int]]:
+    """(every group of a component's ops and boundary cuts, those of them holding a time cut)."""
+    ops = [k for j in comp for k in segments[j]]
+    ops += [cuts[i] for j in comp for i in (j - 1, j) if 0 <= i < len(cuts)]
+    groups = sorted({problem.group[k] for k in ops})
+    cut_groups = {problem.group[c] for c in cuts}
+    return groups, [g for g in groups if g in cut_groups]
+
+
+def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_s: float) -> float | None:
+    """The master's proven bound in ms (None when CP-SAT proves nothing in time)."""
+    from ortools.sat.python import cp_model
+
+    n = problem.n_devices
+    cut_groups = sorted({problem.group[c] for c in parts.cuts})
+    base_ms = sum(problem.min_time_ms(c) for c in parts.cuts) + sum(parts.bound_ms)
+    total_ms = sum(max(problem.time_ms[k]) for k in range(problem.n_ops))
+    unit = max(total_ms, 1e-9) / 1e8      # ms per model unit; costs are rounded down (still a bound)
+
+    def units(ms: float) -> int:
+        return max(0, math.floor(ms / unit))
+
+    def work(g: int, d: int) -> int:
+        return units(sum(problem.time_ms[k][d] for k in problem.groups[g]))
+
+    m = cp_model.CpModel()
+    comp_groups = [component_groups(problem, parts.cuts, parts.segments, comp) for comp in parts.components]
+    held = sorted(set(cut_groups).union(*(set(groups) for groups, _ in comp_groups)))
+    on = {g: {d: m.new_bool_var(f"y_{g}_{d}") for d in problem.allowed[g]} for g in held}
+    for lits in on.values():
+        m.add_exactly_one(lits.values())
+
+    def not_together(groups: list[int], name: str) -> object:
+        """A literal forced true when `groups` are not all on one device (first's device d,
+        another's not d)."""
+        apart = m.new_bool_var(name)
+        for d, lit in on[groups[0]].items():
+            for g in groups[1:]:
+                m.add_bool_or([~lit, on[g][d], apart] if d in on[g] else [~lit, apart])
+        return apart
+
+    extra = []                                       # (literal, units) the chain pays
+    for c, (groups, touching) in enumerate(comp_groups):
+        spread_extra = units(parts.spread_bound_ms[c] - parts.bound_ms[c])
+        switched_extra = units(parts.switched_bound_ms[c] - parts.bound_ms[c]) - spread_extra
+        if spread_extra > 0 and len(groups) > 1:
+            extra.append((not_together(groups, f"spread_{c}"), spread_extra))
+        if switched_extra > 0 and len(touching) > 1:
+            extra.append((not_together(touching, f"switched_{c}"), switched_extra))
+    for j, seg in enumerate(parts.segments):
+        if seg or j == 0 or j == len(parts.cuts):
+            continue
+        a, b = parts.cuts[j - 1], parts.cuts[j]
+        ga, gb = problem.group[a], problem.group[b]
+        delay = max((min(problem.delay_ms(problem.edges[i], x, y) for x in range(n) for y in range(n) if x != y)
+                     for i in problem.succs[a] if problem.edges[i].dst == b), default=0.0)
+        if ga != gb and units(delay) > 0:
+            extra.append((not_together([ga, gb], f"switch_{j}"), units(delay)))
+    above = m.new_int_var(0, units(total_ms) + 1, "above_base")   # makespan - base, in units
+    m.add(above >= sum(u * lit for lit, u in extra))
+    floor_base = math.ceil(base_ms / unit)
+    for d in range(n):
+        load = sum(work(g, d) * lits[d] for g, lits in on.items() if d in lits)
+        m.add(above >= load - floor_base)
+    if problem.uniform_time and all(len(allowed) == n for allowed in problem.allowed):
+        # devices differ in the master only by loads: with equal GPUs any permutation keeps it
+        add_symmetry_breaking(m, [list(range(n))], held, on)
+    m.minimize(above)
+    run, _ = budget.solve_cpsat(m, time_limit_s)
+    if run.bound is None:
+        return None
+    return base_ms + max(0.0, math.floor(run.bound + 1e-9)) * unit

@@ -1,0 +1,98 @@
+"""The decomposition's components coupled through device loads: a valid, tighter bound."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from benchmarks.graphs import fully_connected_hardware, training_step
+from placer.budget import Budget
+from placer.chain_loads import ChainLoads, chain_loads
+from placer.decompose import _solve_component, coupled_parts, decompose, orbit_representatives
+from placer.engine import PlaceOptions, place
+from placer.model import Problem, build_problem
+from placer.schema import parse_graph, parse_hardware
+from placer.validate import check_result
+from tests.conftest import graph
+
+LINE = {
+    "devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+    "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 1.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 0.5}],
+}
+
+
+def chain_with_updates(n: int, seed: int, branch_every: int = 0) -> dict:
+    """A training step of an n-op forward chain, each forward op's weights updated after its
+    gradient by an op in its group (the weight updates that dangle off the chain); with
+    `branch_every`, every so many ops a side branch runs beside one of the chain's ops."""
+    rng = random.Random(seed)
+    ops = [(f"f{i}", float(rng.randint(1, 4))) for i in range(n)]
+    edges = [(f"f{i}", f"f{i + 1}", rng.choice([250_000, 1_000_000, 2_000_000])) for i in range(n - 1)]
+    for i in range(1, n - 1, branch_every) if branch_every else []:
+        ops.append((f"b{i}", float(rng.randint(1, 4))))
+        edges += [(f"f{i - 1}", f"b{i}", 4_000_000), (f"b{i}", f"f{i + 1}", 4_000_000)]
+    doc = training_step(graph(ops, edges))
+    for op, _ in ops:
+        doc["ops"].append({"id": f"{op}_upd", "time_ms": rng.randint(1, 6) / 2, "group": op})
+        doc["edges"].append({"src": f"{op}_grad", "dst": f"{op}_upd", "bytes": 0})
+    return doc
+
+
+def _parts(p: Problem) -> ChainLoads:
+    dec = decompose(p)
+    assert dec is not None
+    representatives = orbit_representatives(p)
+    answers = [_solve_component(p, dec, comp, 5, Budget(5, deterministic=True, threads=1), None,
+                                representatives=representatives) for comp in dec.components]
+    assert all(a.optimal for a in answers)
+    return coupled_parts(p, dec, answers, list(range(len(answers))), Budget(20, deterministic=True, threads=1), 20,
+                         representatives)
+
+
+def _decomposition_bound(p: Problem, parts: ChainLoads) -> float:
+    return sum(p.min_time_ms(c) for c in parts.cuts) + sum(parts.bound_ms)
+
+
+def test_two_layers_whose_update_must_move_or_wait() -> None:
+    """f0 -> f1 (2 ms each, 1 ms to move the tensor) and their gradients (4 ms each) are the
+    chain, with f0's update (3 ms) last: 15 ms of time cuts, the decomposition bound. f1's
+    update (3 ms) dangles: on f1's device it waits for f0's gradient (18 ms on one device),
+    or f1's group moves and the chain pays two transfers (17 ms). The master sees both."""
+    doc = training_step(graph([("f0", 2.0), ("f1", 2.0)], [("f0", "f1", 1_000_000)]))
+    for f in ("f0", "f1"):
+        doc["ops"].append({"id": f"{f}_upd", "time_ms": 3.0, "group": f})
+        doc["edges"].append({"src": f"{f}_grad", "dst": f"{f}_upd", "bytes": 0})
+    g, hw = parse_graph(doc), parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0))
+    p = build_problem(g, hw)
+    parts = _parts(p)
+    assert _decomposition_bound(p, parts) == pytest.approx(15.0)
+    assert chain_loads(p, parts, Budget(5, deterministic=True, threads=1), 5) == pytest.approx(17.0)
+    exact = place(g, hw, PlaceOptions(time_limit_s=10, threads=1, relative_gap=0))
+    assert exact.status == "optimal" and exact.makespan_ms == pytest.approx(17.0)
+
+
+@pytest.mark.parametrize("seed", [0, 2, 3, 5, 7, 10])
+def test_the_bound_rises_and_never_exceeds_the_optimum(seed: int) -> None:
+    hw_doc = [fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0),
+              fully_connected_hardware(3, link_gb_per_s=2.0, latency_us=0), LINE][seed % 3]
+    g, hw = parse_graph(chain_with_updates(4 + seed % 3, seed)), parse_hardware(hw_doc)
+    p = build_problem(g, hw)
+    parts = _parts(p)
+    bound = chain_loads(p, parts, Budget(10, deterministic=True, threads=1), 10)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal"
+    assert bound is not None
+    assert _decomposition_bound(p, parts) < bound <= exact.makespan_ms + 1e-9
+
+
+def test_engine_reports_the_coupled_bound_and_a_valid_answer() -> None:
+    """A 60-op chain with side branches and updates: place() decomposes it and raises its bound
+    by the master."""
+    g = parse_graph(chain_with_updates(60, 0, branch_every=10))
+    hw = parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0))
+    r = place(g, hw, PlaceOptions(time_limit_s=10, threads=1, deterministic=True))
+    assert check_result(g, hw, r) == []
+    coupled = r.stats.decomposition_chain_loads_ms
+    assert coupled is not None and r.stats.decomposition_bound_ms is not None
+    assert coupled > r.stats.decomposition_bound_ms
+    assert r.stats.decomposition_bound_ms < r.lower_bound_ms <= r.makespan_ms
