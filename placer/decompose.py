@@ -949,8 +949,8 @@ def _relabel_components(problem: Problem, dec: Decomposition, stitch: _Stitch, b
                         deadline: float) -> Schedule:
     """`best`, or a better schedule with some components moved to other devices.
 
-    Each component keeps its answer up to a relabelling by an automorphism of the hardware
-    (one per device its heaviest device may go to). The stitch chose the relabellings that
+    Each component keeps its answer up to a relabelling (`_moves`: one per device its
+    heaviest device may go to). The stitch chose the relabellings that
     keep the time cuts on their devices, blind to the load the dangling ops add to a
     device: where they are heavy (a forward pass joined to the backward only by colocation
     groups, weight updates) the devices that carry the cut chain overflow, and moving a
@@ -958,22 +958,7 @@ def _relabel_components(problem: Problem, dec: Decomposition, stitch: _Stitch, b
     each component in turn tries its relabellings, stitched anew and resequenced; a move is
     kept when it shortens the schedule without adding memory overflow. The number of
     stitches is bounded (`_RELABEL_WORK`), so deterministic runs stay deterministic."""
-    n = problem.n_devices
-    options: list[list[list[int]]] = []
-    for ans in stitch.answers:
-        work = [0.0] * n
-        for g, d in ans.device_of_group.items():
-            work[d] += sum(problem.time_ms[k][d] for k in problem.groups[g])
-        heaviest = max(range(n), key=lambda d: (work[d], -d))
-        found: list[list[int]] = []
-        pinned = _pinned_points(problem, ans)
-        for target in range(n):
-            if pinned.get(heaviest, target) != target:
-                continue
-            sigma = _automorphism(problem, {**pinned, heaviest: target})
-            if sigma is not None and sigma not in found:
-                found.append(sigma)
-        options.append(found)
+    options = [_moves(problem, ans) for ans in stitch.answers]
     sigmas = list(stitch.sigmas)
     best_overflow = sum(memory_overflow(problem, best.solution.device))
     evaluations, cap = 0, max(20, _RELABEL_WORK // max(1, problem.n_ops))
@@ -1000,6 +985,31 @@ def _relabel_components(problem: Problem, dec: Decomposition, stitch: _Stitch, b
                 if schedule.makespan_ms < best.makespan_ms * (1 - 1e-9):
                     best, best_overflow, sigmas, improved = schedule, overflow, trial, True
     return best
+
+
+def _moves(problem: Problem, answer: _ComponentAnswer) -> list[list[int]]:
+    """Relabellings of a component's answer (sigma[d]: where device d's groups go), one per
+    device its heaviest device may go to: an automorphism of the hardware keeping pinned
+    groups in place, else (a DGX-1 quad has one automorphism besides the identity) the swap
+    of the two devices where they are alike and unpinned; the answer may then lose inside
+    the component, and the stitch is re-timed anyway."""
+    n = problem.n_devices
+    work = [0.0] * n
+    for g, d in answer.device_of_group.items():
+        work[d] += sum(problem.time_ms[k][d] for k in problem.groups[g])
+    heaviest = max(range(n), key=lambda d: (work[d], -d))
+    pinned = _pinned_points(problem, answer)
+    found: list[list[int]] = []
+    for target in range(n):
+        if pinned.get(heaviest, target) != target:
+            continue
+        sigma = _automorphism(problem, {**pinned, heaviest: target})
+        if sigma is None and target not in pinned and problem.alike(heaviest, target):
+            sigma = list(range(n))
+            sigma[heaviest], sigma[target] = target, heaviest
+        if sigma is not None and sigma not in found:
+            found.append(sigma)
+    return found
 
 
 def _pinned_points(problem: Problem, answer: _ComponentAnswer) -> dict[int, int]:

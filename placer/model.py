@@ -132,10 +132,12 @@ class Problem:
                 classes.append([d])
         return [c for c in classes if len(c) > 1]
 
+    def alike(self, a: int, b: int) -> bool:
+        """Devices a and b give every op the same time and have the same memory."""
+        return self.capacity_bytes[a] == self.capacity_bytes[b] and all(row[a] == row[b] for row in self.time_ms)
+
     def _swappable(self, a: int, b: int) -> bool:
-        if self.capacity_bytes[a] != self.capacity_bytes[b]:
-            return False
-        if any(row[a] != row[b] for row in self.time_ms):
+        if not self.alike(a, b):
             return False
         da, db = self.devices[a], self.devices[b]
         prof = self.router.cost_profile
