@@ -104,7 +104,7 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
                      for i in problem.succs[a] if problem.edges[i].dst == b), default=0.0)
         if ga != gb and units(delay) > 0:
             extra.append((not_together([ga, gb], f"switch_{j}"), units(delay)))
-    above = m.new_int_var(0, units(total_ms) + 1, "above_base")   # makespan - base, in units
+    above = m.new_int_var(0, units(total_ms) + sum(u for _, u in extra) + 1, "above_base")  # makespan - base
     m.add(above >= sum(u * lit for lit, u in extra))
     floor_base = math.ceil(base_ms / unit)
     for d in range(n):
@@ -115,6 +115,6 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
         add_symmetry_breaking(m, [list(range(n))], held, on)
     m.minimize(above)
     run, _ = budget.solve_cpsat(m, time_limit_s)
-    if run.bound is None:
+    if not run.has_solution or run.bound is None:
         return None
     return base_ms + max(0.0, math.floor(run.bound + 1e-9)) * unit

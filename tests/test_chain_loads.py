@@ -96,3 +96,20 @@ def test_engine_reports_the_coupled_bound_and_a_valid_answer() -> None:
     assert coupled is not None and r.stats.decomposition_bound_ms is not None
     assert coupled > r.stats.decomposition_bound_ms
     assert r.stats.decomposition_bound_ms < r.lower_bound_ms <= r.makespan_ms
+
+
+@pytest.mark.parametrize("seed", [0, 4])
+def test_pinned_groups_force_switches_and_the_bound_still_holds(seed: int) -> None:
+    """Two forward ops pinned to different GPUs: the chain must change device (forced extras)."""
+    doc = chain_with_updates(5, seed)
+    for op in doc["ops"]:
+        if op["id"] in ("f1", "f3"):
+            op["device"] = "gpu0" if op["id"] == "f1" else "gpu1"
+    g, hw = parse_graph(doc), parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0))
+    p = build_problem(g, hw)
+    parts = _parts(p)
+    bound = chain_loads(p, parts, Budget(10, deterministic=True, threads=1), 10)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal"
+    assert bound is not None
+    assert _decomposition_bound(p, parts) < bound <= exact.makespan_ms + 1e-9
