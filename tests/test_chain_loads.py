@@ -53,6 +53,17 @@ def _decomposition_bound(p: Problem, parts: ChainLoads) -> float:
     return sum(p.min_time_ms(c) for c in parts.cuts) + sum(parts.bound_ms)
 
 
+def _bounds_and_optimum(doc: dict, hw_doc: dict) -> tuple[float, float, float]:
+    """(decomposition bound, coupled bound, exhaustive optimum) of a small graph."""
+    g, hw = parse_graph(doc), parse_hardware(hw_doc)
+    p = build_problem(g, hw)
+    parts = _parts(p)
+    coupled = chain_loads(p, parts, Budget(10, deterministic=True, threads=1), 10)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal" and coupled is not None
+    return _decomposition_bound(p, parts), coupled, exact.makespan_ms
+
+
 def test_two_layers_whose_update_must_move_or_wait() -> None:
     """f0 -> f1 (2 ms each, 1 ms to move the tensor) and their gradients (4 ms each) are the
     chain, with f0's update (3 ms) last: 15 ms of time cuts, the decomposition bound. f1's
@@ -75,14 +86,8 @@ def test_two_layers_whose_update_must_move_or_wait() -> None:
 def test_the_bound_rises_and_never_exceeds_the_optimum(seed: int) -> None:
     hw_doc = [fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0),
               fully_connected_hardware(3, link_gb_per_s=2.0, latency_us=0), LINE][seed % 3]
-    g, hw = parse_graph(chain_with_updates(4 + seed % 3, seed)), parse_hardware(hw_doc)
-    p = build_problem(g, hw)
-    parts = _parts(p)
-    bound = chain_loads(p, parts, Budget(10, deterministic=True, threads=1), 10)
-    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
-    assert exact.status == "optimal"
-    assert bound is not None
-    assert _decomposition_bound(p, parts) < bound <= exact.makespan_ms + 1e-9
+    decomposition, coupled, optimum = _bounds_and_optimum(chain_with_updates(4 + seed % 3, seed), hw_doc)
+    assert decomposition < coupled <= optimum + 1e-9
 
 
 def test_engine_reports_the_coupled_bound_and_a_valid_answer() -> None:
@@ -105,11 +110,6 @@ def test_pinned_groups_force_switches_and_the_bound_still_holds(seed: int) -> No
     for op in doc["ops"]:
         if op["id"] in ("f1", "f3"):
             op["device"] = "gpu0" if op["id"] == "f1" else "gpu1"
-    g, hw = parse_graph(doc), parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0))
-    p = build_problem(g, hw)
-    parts = _parts(p)
-    bound = chain_loads(p, parts, Budget(10, deterministic=True, threads=1), 10)
-    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
-    assert exact.status == "optimal"
-    assert bound is not None
-    assert _decomposition_bound(p, parts) < bound <= exact.makespan_ms + 1e-9
+    decomposition, coupled, optimum = _bounds_and_optimum(doc, fully_connected_hardware(2, link_gb_per_s=1.0,
+                                                                                        latency_us=0))
+    assert decomposition < coupled <= optimum + 1e-9

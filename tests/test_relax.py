@@ -98,3 +98,38 @@ def test_gap_rounds_try_the_relaxation_only_after_the_stitch_and_keep_the_answer
     assert closed.bound_ms == 6.0 and closed.optimal and closed.device_of_group == {7: 1}
     assert rounds.next(0, 100.0)[0] is False              # a proven relaxation is not solved again
     assert rounds.next(0, 100.0)[0] is False
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_gap_rounds_after_the_stitch_raise_bounds_through_the_relaxation(workers: int) -> None:
+    """Components whose bounds are forgotten get their rounds, the relaxation first (in
+    processes too): the bounds come back, never above the proven optima, answers kept."""
+    from placer.decompose import _close_gaps, _close_gaps_in_pool, _Shared
+    from placer.parallel import ProcessPool
+
+    p = build_problem(parse_graph(training_step(forks(2, 1))), parse_hardware(LINE))
+    dec = decompose(p)
+    assert dec is not None
+    representatives = orbit_representatives(p)
+    proven = {c: _solve_component(p, dec, comp, 10, Budget(10, deterministic=True, threads=1), None,
+                                  representatives=representatives) for c, comp in enumerate(dec.components)}
+    assert all(a.optimal for a in proven.values())
+    solved = {c: _ComponentAnswer(dict(a.device_of_group), dict(a.local_start_ms), 0.0, a.objective_ms, False,
+                                  "feasible") for c, a in proven.items()}
+    shared = _Shared(p, dec, representatives, True, 1, 0, symmetric_relaxation(p))
+    rounds = _Rounds({c: 0.5 for c in solved}, {c: 0.5 for c in solved}, set(solved))
+    budget, messages = Budget(60, deterministic=True, threads=1), []
+    copies = [1] * len(solved)
+    if workers == 1:
+        _close_gaps(shared, budget, solved, copies, rounds, messages.append, 20.0)
+    else:
+        pool = ProcessPool(workers)
+        try:
+            _close_gaps_in_pool(pool, shared, budget, solved, copies, rounds, messages.append, 20.0)
+        finally:
+            pool.close()
+    assert messages and (workers > 1 or "relaxed to equal links" in messages[0])
+    assert rounds.relaxed_done or rounds.relaxed_open < set(solved)   # a relaxed round was recorded
+    for c, answer in solved.items():
+        assert 0.0 < answer.bound_ms <= proven[c].objective_ms + 1e-9
+        assert answer.objective_ms <= proven[c].objective_ms + 1e-9
