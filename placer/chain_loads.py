@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from placer.budget import Budget
 from placer.formulations.cpsat_model import add_symmetry_breaking
 from placer.model import Problem
+from placer.relax import fastest_delay_ms
 
 __all__ = ["ChainLoads", "chain_loads", "component_groups"]
 
@@ -100,7 +101,7 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
             continue
         a, b = parts.cuts[j - 1], parts.cuts[j]
         ga, gb = problem.group[a], problem.group[b]
-        delay = max((min(problem.delay_ms(problem.edges[i], x, y) for x in range(n) for y in range(n) if x != y)
+        delay = max((fastest_delay_ms(problem, problem.edges[i].size_bytes)
                      for i in problem.succs[a] if problem.edges[i].dst == b), default=0.0)
         if ga != gb and units(delay) > 0:
             extra.append((not_together([ga, gb], f"switch_{j}"), units(delay)))

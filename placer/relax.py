@@ -17,7 +17,13 @@ from functools import cached_property
 
 from placer.model import Edge, Problem
 
-__all__ = ["FastestPairs", "symmetric_relaxation"]
+__all__ = ["FastestPairs", "fastest_delay_ms", "symmetric_relaxation"]
+
+
+def fastest_delay_ms(problem: Problem, size_bytes: int) -> float:
+    """The smallest delay of a tensor of `size_bytes` between any two distinct devices."""
+    return min(problem.router.delay_ms(size_bytes, x, y)
+               for x in problem.devices for y in problem.devices if x != y)
 
 
 @dataclass(eq=False)
@@ -31,8 +37,7 @@ class FastestPairs(Problem):
             return 0.0
         size = edge.size_bytes
         if size not in self.fastest_ms:
-            self.fastest_ms[size] = min(self.router.delay_ms(size, x, y)
-                                        for x in self.devices for y in self.devices if x != y)
+            self.fastest_ms[size] = fastest_delay_ms(self, size)
         return self.fastest_ms[size]
 
     @cached_property
