@@ -561,11 +561,13 @@ class _Assignment(dict):
 
 def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_limit_s: float,
                      hint: Solution | None, on_step: Callable[[str], None] | None = None,
-                     pool: SubSolvePool | None = None) -> DecomposedAnswer:
+                     pool: SubSolvePool | None = None, bound_to_beat_ms: float = 0.0) -> DecomposedAnswer:
     """Bound and (when the hardware allows stitching) an answer, within about time_limit_s
     of `budget`. `on_step(message)` hears of each component solve before it starts (progress).
     With a `pool` of more than one worker the component solves run there, that many at once
-    (`_first_pass_in_pool`, `_close_gaps_in_pool`).
+    (`_first_pass_in_pool`, `_close_gaps_in_pool`). The coupled bound (placer.chain_loads)
+    runs only where the components' bound reaches `bound_to_beat_ms` (the best known
+    elsewhere): only there can it become the tight one.
 
     On hardware that is not vertex-transitive at least a fifth of the time is kept for
     re-fitting components that no automorphism maps onto the cut devices already chosen.
@@ -614,7 +616,12 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     rounds = _Rounds(last, dict(last))
     close_gaps = (partial(_close_gaps_in_pool, pool, shared, budget, solved, copies, rounds, step) if in_pool else
                   partial(_close_gaps, shared, budget, solved, copies, rounds, step))
-    close_gaps(began + time_limit_s)
+    # the coupled bound's time, where it may help, comes from these rounds: after the stitch
+    # a relaxed round may need all the time kept for re-fits
+    first_bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
+    couple = first_bound >= bound_to_beat_ms and _dangling_on_the_chain(problem, dec)
+    coupled_s = CHAIN_LOADS_SHARE * (deadline - began) if couple else 0.0
+    close_gaps(began + time_limit_s - coupled_s)
     answers = [solved[c] if source[c] == c else
                _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
                for c, comp in enumerate(dec.components)]
@@ -649,17 +656,16 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             schedule = relabelled
     if relaxed is not None:
         rounds.relaxed_open = set(distinct)
-    if close_gaps(deadline):
+    if close_gaps(deadline - coupled_s):
         # the time kept for re-fits that were not needed proves more (the stitched answer stays),
         # with the symmetric relaxation in every other round
         bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
         stats.decomposition_bound_ms = bound
         stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     chain_ms = None
-    if _dangling_on_the_chain(problem, dec):
-        seconds = min(deadline - budget.spent(), CHAIN_LOADS_SHARE * (deadline - began))
+    if couple:
         chain_ms = _chain_loads(problem, dec, [solved[source[c]] for c in range(len(dec.components))],
-                                source, budget, seconds, representatives, step)
+                                source, budget, min(coupled_s, deadline - budget.spent()), representatives, step)
         stats.decomposition_chain_loads_ms = chain_ms
     stats.decomposition_s = budget.spent() - began
     if in_pool and pool is not None:

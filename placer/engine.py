@@ -542,7 +542,7 @@ def _try_decomposition(run: _Run) -> bool:
                f"(limit {limit:.1f} s)", best.makespan_ms if best else None, run.bound_ms, phase="decomposition")
     try:
         answer = solve_decomposed(p, dec, run.budget, limit, best.solution if best else None,
-                                  on_step=run.report, pool=run.pool)
+                                  on_step=run.report, pool=run.pool, bound_to_beat_ms=run.bound_ms)
     except SolutionCheckError as exc:  # a bug in the stitch: counted and logged, never the user's traceback
         run.reject("decomposition", str(exc))
         return True

@@ -8,7 +8,7 @@ import pytest
 from benchmarks.graphs import fully_connected_hardware, training_step
 from placer.budget import Budget
 from placer.chain_loads import ChainLoads, chain_loads
-from placer.decompose import _solve_component, coupled_parts, decompose, orbit_representatives
+from placer.decompose import _solve_component, coupled_parts, decompose, orbit_representatives, solve_decomposed
 from placer.engine import PlaceOptions, place
 from placer.model import Problem, build_problem
 from placer.schema import parse_graph, parse_hardware
@@ -101,6 +101,19 @@ def test_engine_reports_the_coupled_bound_and_a_valid_answer() -> None:
     assert coupled is not None and r.stats.decomposition_bound_ms is not None
     assert coupled > r.stats.decomposition_bound_ms
     assert r.stats.decomposition_bound_ms < r.lower_bound_ms <= r.makespan_ms
+
+
+def test_the_coupled_bound_runs_only_where_the_components_bound_is_the_best() -> None:
+    """A better bound known elsewhere (the engine's `paired_chains`, say) that the components'
+    bound does not reach: the coupled bound's time goes to the components instead."""
+    p = build_problem(parse_graph(chain_with_updates(60, 0, branch_every=10)),
+                      parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0)))
+    dec = decompose(p)
+    assert dec is not None
+    runs = {beat: solve_decomposed(p, dec, Budget(10, deterministic=True, threads=1), 8, None, bound_to_beat_ms=beat)
+            for beat in (0.0, 1e9)}
+    assert runs[0.0].chain_loads_ms is not None and runs[0.0].chain_loads_ms > runs[0.0].bound_ms
+    assert runs[1e9].chain_loads_ms is None
 
 
 @pytest.mark.parametrize("seed", [0, 4])
