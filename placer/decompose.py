@@ -266,12 +266,13 @@ def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer,
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
                      budget: Budget, hint: Solution | _ComponentAnswer | None,
                      fixed: dict[int, int] | None = None, representatives: list[int] | None = None,
-                     apart: list[int] | None = None) -> _ComponentAnswer:
+                     apart: list[int] | None = None, good_enough_ms: float | None = None) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
 
     `fixed` pins groups (by index) to devices: how a component is fitted to the cut devices
     its neighbours chose when no automorphism of the hardware can relabel it onto them.
-    `apart` lists groups that may not all share one device (placer.chain_loads).
+    `apart` lists groups that may not all share one device (placer.chain_loads). The search
+    stops at the first answer of at most `good_enough_ms` (a re-fit that matches the free answer).
     """
     from ortools.sat.python import cp_model
 
@@ -373,7 +374,11 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             chosen = hint.device[problem.groups[g][0]]
             for d, v in lit[g].items():
                 m.add_hint(v, d == chosen)
-    run, solver = budget.solve_cpsat(m, time_limit_s)
+    def stop_if_good_enough(found: Any) -> None:
+        if good_enough_ms is not None and found.objective_value * tick <= good_enough_ms * (1 + 1e-9):
+            found.stop_search()
+
+    run, solver = budget.solve_cpsat(m, time_limit_s, on_solution=stop_if_good_enough if good_enough_ms else None)
     if not run.has_solution:
         return _ComponentAnswer({}, {}, 0.0, math.inf, False, run.status.value)
     device_of_group = {g: next(d for d, v in lit[g].items() if solver.value(v)) for g in groups}
@@ -938,7 +943,8 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
             # the time left (at least refit_s in all), shared by the components still to stitch
             share = max(0.1, (deadline - budget.spent()) / sum(not s for s in sigmas))
             step(f"re-fitting component {c + 1} onto the cut devices chosen (limit {share:.1f} s)")
-            ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned)
+            ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned,
+                                                good_enough_ms=ans.objective_ms)
             if not ans.device_of_group:
                 stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"
                 return None

@@ -273,3 +273,22 @@ def test_a_separated_training_graph_keeps_the_best_of_its_stitch_resequenced_and
     assert is_placement_feasible(p, answer.schedule.solution.device)
     assert retime(p, answer.schedule.solution).makespan_ms == pytest.approx(answer.schedule.makespan_ms)
     assert answer.schedule.makespan_ms >= answer.bound_ms - 1e-9
+
+
+def test_a_component_search_stops_at_an_answer_good_enough() -> None:
+    """A re-fit needs no better answer than the free one: the search stops at the first
+    answer within `good_enough_ms`, and never returns one above it that it could improve."""
+    from placer.decompose import _solve_component
+
+    p = build_problem(parse_graph(layered(30, seed=1)),
+                      parse_hardware(load_preset_document("dgx1_v100_quad")))
+    dec = decompose(p)
+    assert dec is not None
+    comp = max(dec.components, key=lambda c: sum(len(dec.segments[j]) for j in c))
+    free = _solve_component(p, dec, comp, 20, Budget(20, deterministic=True, threads=1), None)
+    assert free.optimal
+    first = _solve_component(p, dec, comp, 20, Budget(20, deterministic=True, threads=1), None, good_enough_ms=1e9)
+    matched = _solve_component(p, dec, comp, 20, Budget(20, deterministic=True, threads=1), None,
+                               good_enough_ms=free.objective_ms)
+    assert not first.optimal and first.objective_ms > free.objective_ms
+    assert matched.objective_ms == pytest.approx(free.objective_ms)
