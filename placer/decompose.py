@@ -58,8 +58,7 @@ __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
 FIRST_PASS_SHARE = 0.25  # of the component time; the rest goes to the largest remaining gaps
 CHAIN_LOADS_SHARE = 0.05  # of the decomposition's limit, at most, for the bound of placer.chain_loads: BERT-base
-                          # needs 0.2-0.5 s of 55; at 0.2 msr Inception-V3 on a DGX-1 spent 3.9 s and ended
-                          # 281.1 ms (deterministic 60 s), at 0.05 277.5 (277.2 without)
+                          # needs 0.2-0.5 s of 55
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
                          # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
                          # in 135-170 stitches
@@ -572,7 +571,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     With a `pool` of more than one worker the component solves run there, that many at once
     (`_first_pass_in_pool`, `_close_gaps_in_pool`). The coupled bound (placer.chain_loads)
     runs only where the components' bound reaches `bound_to_beat_ms` (the best known
-    elsewhere): only there can it become the tight one.
+    elsewhere): only there can it become the tight one; it gets what time the components'
+    rounds leave (none while one of them is still open at the deadline).
 
     On hardware that is not vertex-transitive at least a fifth of the time is kept for
     re-fitting components that no automorphism maps onto the cut devices already chosen.
@@ -621,12 +621,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     rounds = _Rounds(last, dict(last))
     close_gaps = (partial(_close_gaps_in_pool, pool, shared, budget, solved, copies, rounds, step) if in_pool else
                   partial(_close_gaps, shared, budget, solved, copies, rounds, step))
-    # the coupled bound's time, where it may help, comes from these rounds: after the stitch
-    # a relaxed round may need all the time kept for re-fits
-    first_bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
-    couple = first_bound >= bound_to_beat_ms and _dangling_on_the_chain(problem, dec)
-    coupled_s = CHAIN_LOADS_SHARE * (deadline - began) if couple else 0.0
-    close_gaps(began + time_limit_s - coupled_s)
+    close_gaps(began + time_limit_s)
     answers = [solved[c] if source[c] == c else
                _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
                for c, comp in enumerate(dec.components)]
@@ -661,16 +656,18 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
             schedule = relabelled
     if relaxed is not None:
         rounds.relaxed_open = set(distinct)
-    if close_gaps(deadline - coupled_s):
-        # the time kept for re-fits that were not needed proves more (the stitched answer stays),
-        # with the symmetric relaxation in every other round
-        bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
-        stats.decomposition_bound_ms = bound
-        stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
+    # the time kept for re-fits that were not needed proves more (the stitched answer stays),
+    # with the symmetric relaxation in every other round
+    close_gaps(deadline)
+    bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
+    stats.decomposition_bound_ms = bound
+    stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     chain_ms = None
-    if couple:
+    if bound >= bound_to_beat_ms and _dangling_on_the_chain(problem, dec):
+        # with the time the components' rounds left: while a gap is open, its proof pays more
+        seconds = min(deadline - budget.spent(), CHAIN_LOADS_SHARE * (deadline - began))
         chain_ms = _chain_loads(problem, dec, [solved[source[c]] for c in range(len(dec.components))],
-                                source, budget, min(coupled_s, deadline - budget.spent()), representatives, step)
+                                source, budget, seconds, representatives, step)
         stats.decomposition_chain_loads_ms = chain_ms
     stats.decomposition_s = budget.spent() - began
     if in_pool and pool is not None:
@@ -767,23 +764,20 @@ def _round_message(c: int, relaxed: bool, answer: _ComponentAnswer, share: float
 
 
 def _close_gaps(shared: _Shared, budget: Budget, solved: dict[int, _ComponentAnswer], copies: list[int],
-                rounds: _Rounds, step: Callable[[str], None], until: float) -> bool:
+                rounds: _Rounds, step: Callable[[str], None], until: float) -> None:
     """Until `until` (in budget time) or every component is proven, give the component with
-    the largest open gap (times its copies) its next round (`_Rounds`). Returns whether any
-    component was solved again."""
-    again_any = False
+    the largest open gap (times its copies) its next round (`_Rounds`)."""
     while True:
         remaining = until - budget.spent()
         open_gaps = _open_gaps(solved, copies)
         if remaining < 0.2 or not open_gaps:
-            return again_any
+            return
         _, c = open_gaps[-1]
         relaxed, share = rounds.next(c, remaining)
         step(_round_message(c, relaxed, solved[c], share))
         again = _solve_component(shared.relaxed if relaxed else shared.problem, shared.dec,
                                  shared.dec.components[c], share, budget, solved[c],
                                  representatives=[0] if relaxed else shared.representatives)
-        again_any = True
         solved[c] = rounds.record(c, relaxed, solved[c], again)
 
 
@@ -855,21 +849,19 @@ def _first_pass_in_pool(pool: SubSolvePool, shared: _Shared, budget: Budget, dis
 
 
 def _close_gaps_in_pool(pool: SubSolvePool, shared: _Shared, budget: Budget, solved: dict[int, _ComponentAnswer],
-                        copies: list[int], rounds: _Rounds, step: Callable[[str], None], until: float) -> bool:
+                        copies: list[int], rounds: _Rounds, step: Callable[[str], None], until: float) -> None:
     """`_close_gaps` with the `pool.workers` largest open gaps given their next round at once.
     Answers are combined in component order."""
-    again_any = False
     while True:
         remaining = until - budget.spent()
         open_gaps = _open_gaps(solved, copies)
         if remaining < 0.2 or not open_gaps:
-            return again_any
+            return
         chosen = sorted(c for _, c in open_gaps[-pool.workers:])
         tasks = [_Task(c, share, solved[c], relaxed) for c in chosen for relaxed, share in [rounds.next(c, remaining)]]
         step(f"components {', '.join(str(c + 1) for c in chosen)} again (limit up to "
              f"{max(t.time_limit_s for t in tasks):.1f} s)")
         again = _run_round(pool, shared, budget, tasks)
-        again_any = True
         for task in tasks:
             solved[task.component] = rounds.record(task.component, task.relaxed, solved[task.component],
                                                    again[task.component])
