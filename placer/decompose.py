@@ -374,10 +374,12 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             for d, v in lit[g].items():
                 m.add_hint(v, d == chosen)
     def stop_if_good_enough(found: Any) -> None:
-        if good_enough_ms is not None and found.objective_value * tick <= good_enough_ms * (1 + 1e-9):
+        assert good_enough_ms is not None
+        if found.objective_value * tick <= good_enough_ms * (1 + 1e-9):
             found.stop_search()
 
-    run, solver = budget.solve_cpsat(m, time_limit_s, on_solution=stop_if_good_enough if good_enough_ms else None)
+    run, solver = budget.solve_cpsat(m, time_limit_s,
+                                     on_solution=None if good_enough_ms is None else stop_if_good_enough)
     if not run.has_solution:
         return _ComponentAnswer({}, {}, 0.0, math.inf, False, run.status.value)
     device_of_group = {g: next(d for d, v in lit[g].items() if solver.value(v)) for g in groups}
