@@ -703,13 +703,15 @@ def _chain_loads(problem: Problem, dec: Decomposition, answers: list[_ComponentA
 def coupled_parts(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], source: list[int],
                   budget: Budget, seconds: float, representatives: list[int]) -> ChainLoads:
     """The master's inputs: each distinct component (`source[c] == c`) solved spread and
-    switched, within `seconds` in all, shared by size; `answers` give the free bounds."""
+    switched, and each of its segments alone, within `seconds` in all, shared by size;
+    `answers` give the free bounds."""
     distinct = sorted(set(source))
     sizes = {c: sum(len(dec.segments[j]) for j in dec.components[c]) for c in distinct}
     spread: dict[int, float] = {}
     switched: dict[int, float] = {}
+    alone: dict[int, list[float]] = {}  # distinct component -> its segments' bounds, each solved alone
     for c in distinct:
-        share = 0.5 * seconds * sizes[c] / sum(sizes.values())
+        share = seconds / 3 * sizes[c] / sum(sizes.values())
         groups, touching = component_groups(problem, dec.cuts, dec.segments, dec.components[c])
         spread[c] = switched[c] = answers[c].bound_ms
         for apart, into in ((groups, spread), (touching, switched)):
@@ -717,9 +719,18 @@ def coupled_parts(problem: Problem, dec: Decomposition, answers: list[_Component
                 answer = _solve_component(problem, dec, dec.components[c], share, budget, None,
                                           representatives=representatives, apart=apart)
                 into[c] = max(into[c], answer.bound_ms)
+        comp = dec.components[c]
+        alone[c] = [answers[c].bound_ms] if len(comp) == 1 else [
+            _solve_component(problem, dec, [j], share * len(dec.segments[j]) / max(1, sizes[c]), budget, None,
+                             representatives=representatives).bound_ms for j in comp]
+    segment_bound = [0.0] * len(dec.segments)
+    for c, comp in enumerate(dec.components):
+        for j, ms in zip(comp, alone[source[c]], strict=True):  # same-shaped components: segments in the same order
+            segment_bound[j] = ms
     return ChainLoads(dec.cuts, dec.segments, dec.components, [a.bound_ms for a in answers],
                       [spread[source[c]] for c in range(len(dec.components))],
-                      [max(spread[source[c]], switched[source[c]]) for c in range(len(dec.components))])
+                      [max(spread[source[c]], switched[source[c]]) for c in range(len(dec.components))],
+                      segment_bound)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """The decomposition's components coupled through device loads: a valid, tighter bound."""
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -80,6 +81,24 @@ def test_two_layers_whose_update_must_move_or_wait() -> None:
     assert chain_loads(p, parts, Budget(5, deterministic=True, threads=1), 5) == pytest.approx(17.0)
     exact = place(g, hw, PlaceOptions(time_limit_s=10, threads=1, relative_gap=0))
     assert exact.status == "optimal" and exact.makespan_ms == pytest.approx(17.0)
+
+
+def test_late_work_on_one_device_raises_the_bound_to_the_optimum() -> None:
+    """Four layers on three GPUs (seed 49 of benchmarks/reports/2026-11-26-chain-loads/
+    chain_fuzz.py): the time cuts take 27 ms, and the transfers where the chain changes device
+    lift the load-only master to 30.0 ms. f1's gradient starts no earlier than 19 ms (the cuts
+    before it) and 11.5 ms of work in f0's and f1's groups hangs after it (gradients 6 and 2,
+    updates 3 and 0.5): the windows see when that work must run, not only where, and prove
+    30.5 ms, the optimum."""
+    g = parse_graph(chain_with_updates(4, 49))
+    hw = parse_hardware(fully_connected_hardware(3, link_gb_per_s=2.0, latency_us=0))
+    p = build_problem(g, hw)
+    parts = _parts(p)
+    load_only = dataclasses.replace(parts, segment_bound_ms=None)
+    assert chain_loads(p, load_only, Budget(5, deterministic=True, threads=1), 5) == pytest.approx(30.0)
+    assert chain_loads(p, parts, Budget(5, deterministic=True, threads=1), 5) == pytest.approx(30.5)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal" and exact.makespan_ms == pytest.approx(30.5)
 
 
 @pytest.mark.parametrize("seed", [0, 2, 3, 5, 7, 10])
