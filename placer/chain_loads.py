@@ -66,7 +66,7 @@ def component_groups(problem: Problem, cuts: list[int], segments: list[list[int]
     return groups, [g for g in groups if g in cut_groups]
 
 
-MAX_WINDOWS = 128  # time cuts used as thresholds of the windows' bound, each way (evenly spaced)
+MAX_WINDOWS = 128  # at most so many time cuts as the windows' thresholds each way (evenly spaced)
 
 
 def _windows(problem: Problem, parts: ChainLoads) -> list[tuple[float, list[bool], float]]:
@@ -87,7 +87,8 @@ def _windows(problem: Problem, parts: ChainLoads) -> list[tuple[float, list[bool
         last_cut[k] = max([index.get(k, -1)] + [last_cut[problem.edges[e].src] for e in problem.preds[k]])
     first_cut = [len(cuts)] * problem.n_ops  # earliest time cut at or after each op
     for k in reversed(range(problem.n_ops)):
-        first_cut[k] = min([index.get(k, len(cuts))] + [first_cut[problem.edges[e].dst] for e in problem.succs[k]])
+        after = [first_cut[problem.edges[e].dst] for e in problem.succs[k]]
+        first_cut[k] = min([index.get(k, len(cuts))] + after)
     cut_ms = [problem.min_time_ms(c) for c in cuts]
     # thresholds: the last cut each dangling op (off the cuts and segments) follows, the first
     # it precedes; between two of them the ops counted differ only by the chain's own
@@ -169,7 +170,8 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
         for d in range(n):
             late = [(units(sum(problem.time_ms[k][d] for k in problem.groups[g] if counted[k])), lits[d])
                     for g, lits in on.items() if d in lits]
-            m.add(above >= units(before_ms) + sum(u * lit for u, lit in late if u) + units(after_ms) - floor_base)
+            m.add(above >= units(before_ms) + sum(u * lit for u, lit in late if u) + units(after_ms)
+                  - floor_base)
     if problem.uniform_time and all(len(allowed) == n for allowed in problem.allowed):
         # devices differ in the master only by loads: with equal GPUs any permutation keeps it
         add_symmetry_breaking(m, [list(range(n))], held, on)

@@ -725,7 +725,8 @@ def coupled_parts(problem: Problem, dec: Decomposition, answers: list[_Component
                              representatives=representatives).bound_ms for j in comp]
     segment_bound = [0.0] * len(dec.segments)
     for c, comp in enumerate(dec.components):
-        for j, ms in zip(comp, alone[source[c]], strict=True):  # same-shaped components: segments in the same order
+        # same-shaped components list their segments in the same order
+        for j, ms in zip(comp, alone[source[c]], strict=True):
             segment_bound[j] = ms
     return ChainLoads(dec.cuts, dec.segments, dec.components, [a.bound_ms for a in answers],
                       [spread[source[c]] for c in range(len(dec.components))],
