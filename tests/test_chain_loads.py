@@ -101,6 +101,24 @@ def test_late_work_on_one_device_raises_the_bound_to_the_optimum() -> None:
     assert exact.status == "optimal" and exact.makespan_ms == pytest.approx(30.5)
 
 
+@pytest.mark.parametrize(("seed", "n", "link_gb_per_s"), [(30, 5, 0.5), (123, 4, 1.0)])
+def test_windows_over_branched_segments_stay_under_the_optimum(seed: int, n: int, link_gb_per_s: float) -> None:
+    """Chains with side branches, so the windows count segments at their bounds solved alone
+    (seeds of benchmarks/reports/2026-11-26-chain-windows/window_fuzz.py): the windows raise
+    the master, never above the exhaustive optimum."""
+    g = parse_graph(chain_with_updates(n, seed, branch_every=3))
+    hw = parse_hardware(fully_connected_hardware(2, link_gb_per_s=link_gb_per_s, latency_us=0))
+    p = build_problem(g, hw)
+    parts = _parts(p)
+    assert parts.segment_bound_ms is not None and any(parts.segment_bound_ms)
+    load_only = chain_loads(p, dataclasses.replace(parts, segment_bound_ms=None),
+                            Budget(5, deterministic=True, threads=1), 5)
+    windows = chain_loads(p, parts, Budget(5, deterministic=True, threads=1), 5)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal" and load_only is not None and windows is not None
+    assert load_only < windows <= exact.makespan_ms + 1e-9
+
+
 @pytest.mark.parametrize("seed", [0, 2, 3, 5, 7, 10])
 def test_the_bound_rises_and_never_exceeds_the_optimum(seed: int) -> None:
     hw_doc = [fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0),
