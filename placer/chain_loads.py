@@ -87,8 +87,8 @@ def _windows(problem: Problem, parts: ChainLoads) -> list[tuple[float, list[bool
         last_cut[k] = max([index.get(k, -1)] + [last_cut[problem.edges[e].src] for e in problem.preds[k]])
     first_cut = [len(cuts)] * problem.n_ops  # earliest time cut at or after each op
     for k in reversed(range(problem.n_ops)):
-        after = [first_cut[problem.edges[e].dst] for e in problem.succs[k]]
-        first_cut[k] = min([index.get(k, len(cuts))] + after)
+        successors = [first_cut[problem.edges[e].dst] for e in problem.succs[k]]
+        first_cut[k] = min([index.get(k, len(cuts))] + successors)
     cut_ms = [problem.min_time_ms(c) for c in cuts]
     # thresholds: the last cut each dangling op (off the cuts and segments) follows, the first
     # it precedes; between two of them the ops counted differ only by the chain's own
