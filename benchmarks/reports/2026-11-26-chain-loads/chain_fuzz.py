@@ -1,22 +1,17 @@
 """Fuzz: the chain-loads bound (placer.chain_loads) never above the exact optimum, on small training
 chains with weight updates and side branches (2-3 GPUs). Run from the repository root:
 PYTHONPATH=. python benchmarks/reports/2026-11-26-chain-loads/chain_fuzz.py 0 150"""
-import random, sys
-from benchmarks.graphs import fully_connected_hardware
+import sys
 from placer.budget import Budget
 from placer.chain_loads import chain_loads
 from placer.decompose import _solve_component, coupled_parts, decompose, orbit_representatives
 from placer.engine import PlaceOptions, place
 from placer.model import build_problem
 from placer.schema import parse_graph, parse_hardware
-from tests.test_chain_loads import LINE, chain_with_updates
+from tests.test_chain_loads import fuzz_case
 bad = rises = runs = 0
 for seed in range(int(sys.argv[1]), int(sys.argv[2])):
-    rng = random.Random(1000 + seed)
-    hw_doc = [fully_connected_hardware(2, link_gb_per_s=rng.choice([0.5, 1.0, 4.0]), latency_us=0),
-              fully_connected_hardware(3, link_gb_per_s=rng.choice([1.0, 2.0]), latency_us=0), LINE][seed % 3]
-    n = rng.randint(4, 7)
-    doc = chain_with_updates(n, seed, branch_every=rng.choice([0, 2, 3]))
+    doc, hw_doc = fuzz_case(seed)
     g, hw = parse_graph(doc), parse_hardware(hw_doc)
     p = build_problem(g, hw); dec = decompose(p)
     if dec is None:

@@ -1,19 +1,15 @@
 """Old master vs master with windows vs exact optimum on small chains with updates."""
-import random, sys
-from benchmarks.graphs import fully_connected_hardware
+import sys
 from placer.budget import Budget
 from placer.chain_loads import chain_loads, ChainLoads
 from placer.decompose import _solve_component, coupled_parts, decompose, orbit_representatives
 from placer.engine import PlaceOptions, place
 from placer.model import build_problem
 from placer.schema import parse_graph, parse_hardware
-from tests.test_chain_loads import LINE, chain_with_updates
+from tests.test_chain_loads import fuzz_case
 for seed in range(int(sys.argv[1]), int(sys.argv[2])):
-    rng = random.Random(1000 + seed)
-    hw_doc = [fully_connected_hardware(2, link_gb_per_s=rng.choice([0.5, 1.0, 4.0]), latency_us=0),
-              fully_connected_hardware(3, link_gb_per_s=rng.choice([1.0, 2.0]), latency_us=0), LINE][seed % 3]
-    n = rng.randint(4, 7)
-    doc = chain_with_updates(n, seed, branch_every=rng.choice([0, 2, 3]))
+    doc, hw_doc = fuzz_case(seed)
+    n = sum(op["id"].startswith("f") and "_" not in op["id"] for op in doc["ops"])  # layers
     g, hw = parse_graph(doc), parse_hardware(hw_doc)
     p = build_problem(g, hw); dec = decompose(p)
     if dec is None: continue
