@@ -627,13 +627,10 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     answers = [solved[c] if source[c] == c else
                _copy_answer(problem, dec, solved[source[c]], dec.components[source[c]], comp)
                for c, comp in enumerate(dec.components)]
-    bound = cut_ms + sum(a.bound_ms for a in answers)
-    stats = SolveStats(
+    stats = SolveStats(  # the bound, the proofs and the time are recorded after the last rounds
         decomposition_cuts=len(dec.cuts), decomposition_components=len(dec.components),
         decomposition_distinct_components=len(distinct), decomposition_largest_component_ops=max(sizes, default=0),
         decomposition_dangling_ops=len(dec.dangling),
-        decomposition_components_optimal=sum(a.optimal for a in answers),
-        decomposition_bound_ms=bound, decomposition_s=budget.spent() - began,
         decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
         decomposition_workers=pool.workers if in_pool and pool is not None else None,
         decomposition_first_pass_s=[round(x, 3) for x in took_s],
