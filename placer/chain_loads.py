@@ -167,9 +167,10 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
         load = sum(work(g, d) * lits[d] for g, lits in on.items() if d in lits)
         m.add(above >= load - floor_base)
     for before_ms, counted, after_ms in _windows(problem, parts):
+        inside = {g: [k for k in problem.groups[g] if counted[k]] for g in on}  # (once, not per device)
         for d in range(n):
-            late = [(units(sum(problem.time_ms[k][d] for k in problem.groups[g] if counted[k])), lits[d])
-                    for g, lits in on.items() if d in lits]
+            late = [(units(sum(problem.time_ms[k][d] for k in inside[g])), lits[d])
+                    for g, lits in on.items() if d in lits and inside[g]]
             m.add(above >= units(before_ms) + sum(u * lit for u, lit in late if u) + units(after_ms)
                   - floor_base)
     if problem.uniform_time and all(len(allowed) == n for allowed in problem.allowed):
