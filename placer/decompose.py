@@ -59,6 +59,8 @@ __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 FIRST_PASS_SHARE = 0.25  # of the component time; the rest goes to the largest remaining gaps
 CHAIN_LOADS_SHARE = 0.05  # of the decomposition's limit, at most, for the bound of placer.chain_loads: BERT-base
                           # needs 0.2-0.5 s of 55
+BRIDGE_STRETCH = 10.0  # an op is a bridge when the path it spans lasts this many times its duration ...
+BRIDGE_MAX_WORK = 0.1  # ... and the bridges hold at most this share of the work (see `_bridges`)
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
                          # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
                          # in 135-170 stitches
@@ -69,10 +71,11 @@ class Decomposition:
     """Cuts in time order; segments between them; components of coupled segments."""
 
     dangling: list[int]
-    dangling_sources: frozenset[int]    # the dangling ops that run before the rest (the others: after)
+    dangling_sources: frozenset[int]    # the dangling ops that run before the rest (the others: after) ...
     cuts: list[int]
     segments: list[list[int]]           # segments[j]: ops after cuts[j-1] and before cuts[j]
     components: list[list[int]]         # segment indices, in time order
+    bridges: frozenset[int] = frozenset()  # ... or between (`_bridges`)
 
     def boundary(self, j: int) -> tuple[int | None, int | None]:
         entry = self.cuts[j - 1] if j >= 1 else None
@@ -126,18 +129,108 @@ def _dangling(problem: Problem) -> tuple[list[int], frozenset[int]]:
     return [k for k in range(n) if sink_side[k] or source_side[k]], frozenset(k for k in range(n) if source_side[k])
 
 
+def _longest_path(problem: Problem, is_out: list[bool]) -> list[int]:
+    """A longest path among the ops not out, by fastest duration and then by number of ops:
+    one through every time cut (a path that jumps over a cut by an edge is shorter in ops)."""
+    length: list[tuple[float, int]] = [(0.0, 0)] * problem.n_ops
+    prev = [-1] * problem.n_ops
+    for k in range(problem.n_ops):
+        if is_out[k]:
+            continue
+        best, via = (0.0, 0), -1
+        for i in problem.preds[k]:
+            u = problem.edges[i].src
+            if not is_out[u] and length[u] > best:
+                best, via = length[u], u
+        length[k], prev[k] = (best[0] + problem.min_time_ms(k), best[1] + 1), via
+    kept = [k for k in range(problem.n_ops) if not is_out[k]]
+    if not kept:
+        return []
+    path = [max(kept, key=length.__getitem__)]
+    while prev[path[-1]] >= 0:
+        path.append(prev[path[-1]])
+    return path[::-1]
+
+
+def _bridges(problem: Problem, is_out: list[bool]) -> list[int]:
+    """Ops that bridge a long stretch of the graph and block the time cuts inside it: what
+    a training graph saves in its forward pass for its backward pass when it lists it as
+    an op of its own (a layer norm's saved mean, a dropout mask, a transposed activation:
+    msr-fiddle's graphs). Each runs any time between its inputs and its consumer, far
+    later; left in, no op in between is a time cut (msr BERT-12: 12 cuts, 581 without).
+
+    On a longest path P through the ops not out, every time cut lies on P, and an op off P
+    blocks exactly the ops of P strictly between the last one it descends from and the
+    first one it precedes. A bridge is an op off P whose stretch of P lasts at least
+    BRIDGE_STRETCH times its own duration. Taken out (as dangling ops: the bound drops
+    them, which only relaxes it; the stitch slots them in), they must at least double the
+    time cuts while holding at most BRIDGE_MAX_WORK of the work; then only those blocking
+    a new time cut are taken out. Otherwise none (an Inception block's branches are not
+    bridges: taking them out gains no cut and drops a third of the work)."""
+    path = _longest_path(problem, is_out)
+    on_path = {k: i for i, k in enumerate(path)}
+    after = [-1] * problem.n_ops           # last op of P each op descends from (position)
+    before = [len(path)] * problem.n_ops   # first op of P each op precedes (position)
+    for k in range(problem.n_ops):
+        if not is_out[k]:
+            after[k] = on_path.get(k, max((after[problem.edges[i].src] for i in problem.preds[k]
+                                           if not is_out[problem.edges[i].src]), default=-1))
+    for k in reversed(range(problem.n_ops)):
+        if not is_out[k]:
+            before[k] = on_path.get(k, min((before[problem.edges[i].dst] for i in problem.succs[k]
+                                            if not is_out[problem.edges[i].dst]), default=len(path)))
+    starts = [0.0]
+    for k in path:
+        starts.append(starts[-1] + problem.min_time_ms(k))
+    off = [k for k in range(problem.n_ops) if not is_out[k] and k not in on_path]
+
+    def stretch_ms(k: int) -> float:
+        return starts[before[k]] - starts[after[k] + 1]
+
+    def cuts_without(taken: set[int]) -> list[int]:
+        blocked = [0] * (len(path) + 1)
+        for k in off:
+            if k not in taken:
+                blocked[after[k] + 1] += 1
+                blocked[before[k]] -= 1
+        running, cuts = 0, []
+        for i in range(len(path)):
+            running += blocked[i]
+            if running == 0:
+                cuts.append(i)
+        return cuts
+
+    candidates = {k for k in off if stretch_ms(k) > 0 and stretch_ms(k) >= BRIDGE_STRETCH * problem.min_time_ms(k)}
+    work = sum(problem.min_time_ms(k) for k in range(problem.n_ops) if not is_out[k])
+    if not candidates or sum(problem.min_time_ms(k) for k in candidates) > BRIDGE_MAX_WORK * work:
+        return []
+    cuts = cuts_without(candidates)
+    if len(cuts) < 2 * max(1, len(cuts_without(set()))):
+        return []
+    new_cut = [0] * (len(path) + 1)  # prefix counts of the cuts, by position on P
+    for i in cuts:
+        new_cut[i + 1] = 1
+    for i in range(len(path)):
+        new_cut[i + 1] += new_cut[i]
+    return sorted(k for k in candidates if new_cut[before[k]] > new_cut[after[k] + 1])
+
+
 def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
     """Find the time cuts of the graph without its dangling ops (None if fewer than min_cuts).
 
-    Dangling ops are sinks off the critical path (weight updates) and sources off it
+    Dangling ops are sinks off the critical path (weight updates), sources off it
     (weights and constants that operator-level graphs list as ops feeding both the forward
-    and the backward pass): left in, every one of them would run beside everything and no
-    op would be a cut."""
+    and the backward pass) and bridges (`_bridges`): left in, every one of them would run
+    beside everything and no op would be a cut."""
     n = problem.n_ops
     dangling, sources = _dangling(problem)
     is_dangling = [False] * n
     for k in dangling:
         is_dangling[k] = True
+    bridges = _bridges(problem, is_dangling)
+    for k in bridges:
+        is_dangling[k] = True
+    dangling = sorted(dangling + bridges)
     core = [k for k in range(n) if not is_dangling[k]]
     # ancestors and descendants among core ops, as bitsets
     desc = [0] * n
@@ -191,7 +284,7 @@ def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
             comps[find(j)].append(j)
     components = sorted(comps.values(), key=lambda c: c[0])
     return Decomposition(dangling=dangling, dangling_sources=sources, cuts=cuts, segments=segments,
-                         components=components)
+                         components=components, bridges=frozenset(bridges))
 
 
 @dataclass
@@ -492,7 +585,10 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     for k in sources:  # ascending: a source's dangling inputs come first
         heads[device[k]].append(k)
     for k in sinks:
-        order[device[k]].append(k)
+        if k not in dec.bridges:
+            order[device[k]].append(k)
+    for k in sorted(dec.bridges, reverse=True):  # before what descends from them on their device
+        order[device[k]].insert(_first_descendant(problem, k, order[device[k]]), k)
     for d in range(problem.n_devices):
         order[d] = heads[d] + order[d]
     sol = Solution(device=device, order=order)
@@ -500,8 +596,7 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     for k in sorted(dec.dangling):
         d = device[k]
         seq = [x for x in order[d] if x != k]
-        consumers = {problem.edges[i].dst for i in problem.succs[k]}
-        limit = next((j for j, x in enumerate(seq) if x in consumers), len(seq))
+        limit = _first_descendant(problem, k, seq)
         ready = max((sched.end_ms[problem.edges[i].src] + problem.delay_ms(problem.edges[i], device[problem.edges[i].src], d)
                      for i in problem.preds[k]), default=0.0)
         ends = [sched.end_ms[x] for x in seq]
@@ -518,6 +613,12 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
         order[d] = seq
         sched.start_ms[k], sched.end_ms[k] = t, t + dur
     return Solution(device=device, order=order)
+
+
+def _first_descendant(problem: Problem, k: int, seq: list[int]) -> int:
+    """The position in `seq` of the first op that descends from k (its length if none)."""
+    below = problem.descendants[k]
+    return next((j for j, x in enumerate(seq) if below >> x & 1), len(seq))
 
 
 def _nearest_fitting(problem: Problem, g: int, prev: int, room: Callable[[int], float]) -> int:
@@ -630,7 +731,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     stats = SolveStats(  # the bound, the proofs and the time are recorded after the last rounds
         decomposition_cuts=len(dec.cuts), decomposition_components=len(dec.components),
         decomposition_distinct_components=len(distinct), decomposition_largest_component_ops=max(sizes, default=0),
-        decomposition_dangling_ops=len(dec.dangling),
+        decomposition_dangling_ops=len(dec.dangling), decomposition_bridges=len(dec.bridges),
         decomposition_parts_ms=cut_ms + sum(a.objective_ms for a in answers),
         decomposition_workers=pool.workers if in_pool and pool is not None else None,
         decomposition_first_pass_s=[round(x, 3) for x in took_s],

@@ -77,6 +77,8 @@ class SolveStats(BaseModel):
     decomposition_distinct_components: int | None = Field(None, description="components solved (copies reuse)")
     decomposition_largest_component_ops: int | None = None
     decomposition_dangling_ops: int | None = None
+    decomposition_bridges: int | None = Field(None, description="of the dangling ops, those set aside between time "
+                                              "cuts (saved activations listed as ops)")
     decomposition_components_optimal: int | None = None
     decomposition_bound_ms: float | None = None
     decomposition_parts_ms: float | None = Field(None, description="cuts plus the components' makespans")

@@ -67,6 +67,70 @@ def test_a_chain_of_dangling_sources_runs_before_its_consumer() -> None:
     assert order[a] < order[b] < order[j1]
 
 
+def with_saved_activations(doc: dict, read_by_next: bool = False) -> dict:
+    """A training step whose forward ops each save an activation as an op of its own (as
+    msr-fiddle's graphs list a layer norm's saved mean): no time, the forward op's group,
+    between the forward op and its gradient. With `read_by_next`, the gradient of the
+    forward op's first successor reads it instead, and each forward op's group gets a
+    weight update after its gradient."""
+    ops, edges = list(doc["ops"]), list(doc["edges"])
+    for op in doc["ops"]:
+        if op["id"].endswith("_grad"):
+            continue
+        saved, reader = f"{op['id']}_saved", f"{op['id']}_grad"
+        if read_by_next:
+            successors = [e["dst"] for e in doc["edges"] if e["src"] == op["id"] and not e["dst"].endswith("_grad")]
+            reader = f"{successors[0]}_grad" if successors else reader
+            ops.append({"id": f"{op['id']}_update", "time_ms": 0.5, "group": op["group"]})
+            edges.append({"src": f"{op['id']}_grad", "dst": f"{op['id']}_update", "bytes": 1000})
+        ops.append({"id": saved, "time_ms": 0.0, "group": op["group"]})
+        edges += [{"src": op["id"], "dst": saved, "bytes": 100_000}, {"src": saved, "dst": reader, "bytes": 100_000}]
+    return {**doc, "ops": ops, "edges": edges}
+
+
+def test_saved_activations_listed_as_ops_are_bridges_that_keep_the_time_cuts(monkeypatch) -> None:  # noqa: ANN001
+    hw = parse_hardware(fully_connected_hardware(2))
+    plain = build_problem(parse_graph(training_step(diamonds(3, 0))), hw)
+    saved = build_problem(parse_graph(with_saved_activations(training_step(diamonds(3, 0)))), hw)
+    dec = decompose(saved)
+    assert {plain.ops[c] for c in decompose(plain).cuts} <= {saved.ops[c] for c in dec.cuts}
+    assert len(dec.components) == 3
+    assert dec.bridges and all(saved.ops[k].endswith("_saved") for k in dec.bridges)
+    monkeypatch.setattr("placer.decompose._bridges", lambda problem, is_out: [])
+    left_in = decompose(saved)  # left in, they leave the first and last op, one component
+    assert left_in is not None and len(left_in.cuts) == 2 and len(left_in.components) == 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_bound_without_bridges_stays_below_the_optimum_and_their_stitch_is_valid(seed: int) -> None:
+    g = parse_graph(with_saved_activations(training_step(diamonds(2, seed))))
+    hw = parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0))
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    assert dec is not None and dec.bridges
+    answer = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+    exact = place(g, hw, PlaceOptions(time_limit_s=20, threads=1, relative_gap=0))
+    assert exact.status == "optimal"
+    assert answer.bound_ms <= exact.makespan_ms + 1e-9
+    assert answer.schedule is not None
+    assert retime(p, answer.schedule.solution).makespan_ms >= exact.makespan_ms - 1e-9
+
+
+def test_engine_results_are_valid_where_bridges_are_set_aside() -> None:
+    """Saved activations of a 130-op training step, read by the next layer's gradient, slotted
+    in on a 3-GPU line (a bridge whose reader runs elsewhere was once put after a weight
+    update that waits for that reader: a cycle, and the stitch was lost)."""
+    g = parse_graph(with_saved_activations(training_step(layered(65, seed=0, ccr=1.0)), read_by_next=True))
+    hw = parse_hardware({
+        "devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+        "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 25.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 10.0}],
+    })
+    r = place(g, hw, PlaceOptions(time_limit_s=8, deterministic=True, threads=1))
+    assert r.stats.decomposition_bridges and r.stats.decomposition_bound_ms is not None
+    assert check_result(g, hw, r) == []
+    assert r.makespan_ms <= r.baselines.heft_ms + 1e-9
+
+
 @pytest.mark.parametrize("seed", range(4))
 def test_bound_is_valid_and_symmetric_hardware_stitches_to_the_optimum(seed: int) -> None:
     """On identical fully connected devices a chain of diamonds is solved exactly by parts."""
