@@ -46,6 +46,7 @@ from placer.formulations.cpsat_model import (
     add_symmetry_breaking,
     pick_tick,
 )
+from placer.errors import SolutionCheckError
 from placer.heuristics import resequence
 from placer.model import Problem
 from placer.parallel import SubSolvePool
@@ -307,6 +308,7 @@ class DecomposedAnswer:
     alternative: Schedule | None = None
     stats: SolveStats = field(default_factory=SolveStats)  # its decomposition_* fields
     chain_loads_ms: float | None = None   # the components coupled through device loads (placer.chain_loads)
+    stitch_error: str | None = None       # why the stitch failed its own checks (a bug; the bound stands)
 
 
 def _local_segments(dec: Decomposition, comp: list[int]) -> list[tuple[int, list[int], int | None, int | None]]:
@@ -736,24 +738,11 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         decomposition_workers=pool.workers if in_pool and pool is not None else None,
         decomposition_first_pass_s=[round(x, 3) for x in took_s],
     )
-    memory_binds = problem.memory_exceeds_a_device()
-    stitch = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
-    alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
-                          cuts_follow_memory=False) if memory_binds else None
-    schedule = None
-    if stitch is not None:
-        schedule = stitch.schedule
-        stats.decomposition_stitched_ms = schedule.makespan_ms
-        resequenced = resequence(problem, schedule.solution.device)
-        if resequenced is not None:
-            stats.decomposition_resequenced_ms = resequenced.makespan_ms
-            if resequenced.makespan_ms < schedule.makespan_ms:  # (a list schedule never overflows memory)
-                schedule = resequenced
-        step("components moved to other devices")
-        relabelled = _relabel_components(problem, dec, stitch, schedule, budget, deadline)
-        if relabelled is not schedule:
-            stats.decomposition_relabelled_ms = relabelled.makespan_ms
-            schedule = relabelled
+    try:
+        schedule, alternative = _stitched_answers(problem, dec, answers, budget, deadline, stats, step)
+        stitch_error = None
+    except SolutionCheckError as exc:  # a bug in the stitch: the answer is lost, never the bound
+        schedule, alternative, stitch_error = None, None, str(exc)
     if relaxed is not None:
         rounds.relaxed_open = set(distinct)
     # the time kept for re-fits that were not needed proves more (the stitched answer stays),
@@ -772,9 +761,34 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     stats.decomposition_s = budget.spent() - began
     if in_pool and pool is not None:
         stats.decomposition_places = len(pool.places)
-    return DecomposedAnswer(bound, schedule, stats=stats,
-                            alternative=alternative.schedule if alternative is not None else None,
-                            chain_loads_ms=chain_ms)
+    return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative, chain_loads_ms=chain_ms,
+                            stitch_error=stitch_error)
+
+
+def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,
+                      deadline: float, stats: SolveStats, step: Callable[[str], None]
+                      ) -> tuple[Schedule | None, Schedule | None]:
+    """The components' answers stitched (then the best of it resequenced and its components
+    moved), and where memory binds the stitch that keeps the time cuts on their chain."""
+    memory_binds = problem.memory_exceeds_a_device()
+    stitch = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
+    alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
+                          cuts_follow_memory=False) if memory_binds else None
+    if stitch is None:
+        return None, alternative.schedule if alternative is not None else None
+    schedule = stitch.schedule
+    stats.decomposition_stitched_ms = schedule.makespan_ms
+    resequenced = resequence(problem, schedule.solution.device)
+    if resequenced is not None:
+        stats.decomposition_resequenced_ms = resequenced.makespan_ms
+        if resequenced.makespan_ms < schedule.makespan_ms:  # (a list schedule never overflows memory)
+            schedule = resequenced
+    step("components moved to other devices")
+    relabelled = _relabel_components(problem, dec, stitch, schedule, budget, deadline)
+    if relabelled is not schedule:
+        stats.decomposition_relabelled_ms = relabelled.makespan_ms
+        schedule = relabelled
+    return schedule, alternative.schedule if alternative is not None else None
 
 
 def _dangling_on_the_chain(problem: Problem, dec: Decomposition) -> bool:

@@ -555,6 +555,8 @@ def _try_decomposition(run: _Run) -> bool:
         run.reject("decomposition", str(exc))
         return True
     run.stats.record(**answer.stats.model_dump())
+    if answer.stitch_error is not None:
+        run.reject("decomposition", answer.stitch_error)
     run.raise_bound(answer.bound_ms, "decomposition")
     if answer.chain_loads_ms is not None:
         run.raise_bound(answer.chain_loads_ms, "chain_loads")

@@ -127,6 +127,26 @@ def test_a_failing_decomposition_is_a_counted_rejection_not_a_traceback(monkeypa
         place(g, h, PlaceOptions(time_limit_s=2, deterministic=True))
 
 
+def test_a_failing_stitch_loses_its_answer_but_keeps_the_decomposition_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    import placer.decompose
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise SolutionCheckError("the per-device order contradicts the graph's dependencies")
+
+    monkeypatch.setattr(placer.decompose, "_stitched_answers", broken)
+    doc = training_step(layered(60, seed=0))
+    g, h = parse_graph(doc), parse_hardware(fully_connected_hardware(2))
+    monkeypatch.setenv("PLACER_STRICT", "0")
+    result = place(g, h, PlaceOptions(time_limit_s=2, deterministic=True))
+    assert result.makespan_ms is not None and not check_result(g, h, result)
+    assert result.stats.rejected_candidates == {"decomposition": 1}
+    assert result.stats.decomposition_bound_ms is not None
+    assert result.lower_bound_ms >= result.stats.decomposition_bound_ms - 1e-9
+    monkeypatch.setenv("PLACER_STRICT", "1")
+    with pytest.raises(SolutionCheckError, match="decomposition"):
+        place(g, h, PlaceOptions(time_limit_s=2, deterministic=True))
+
+
 def test_deterministic_mode_repeats_its_answer_exactly() -> None:
     doc = training_step(layered(50, seed=3))
     g, h = parse_graph(doc), parse_hardware(fully_connected_hardware(4))
