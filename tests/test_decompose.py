@@ -101,6 +101,45 @@ def test_saved_activations_listed_as_ops_are_bridges_that_keep_the_time_cuts(mon
     assert left_in is not None and len(left_in.cuts) == 2 and len(left_in.components) == 1
 
 
+def bridge_fuzz_case(seed: int) -> tuple[dict, dict]:
+    """A small training step whose forward ops save activations as ops of their own, with
+    weight updates half the time, on 2-3 GPUs, sometimes with binding memory (the cases of
+    benchmarks/reports/2026-11-27-bridges/bridge_fuzz.py)."""
+    rng = random.Random(seed)
+    forward = layered(rng.randint(6, 14), seed=seed, ccr=rng.choice([0.5, 1.0, 2.0])) if rng.random() < 0.6 \
+        else diamonds(rng.randint(2, 4), seed)
+    doc = with_saved_activations(training_step(forward), read_by_next=rng.random() < 0.5)
+    for op in doc["ops"]:
+        if op["id"].endswith("_saved"):
+            op["time_ms"] = rng.choice([0.0, 0.0, 0.01, 0.05])
+        op["memory_bytes"] = rng.randint(1, 100)
+    n = rng.choice([2, 3])
+    if rng.random() < 0.3:
+        hw = {"devices": [{"id": f"gpu{i}"} for i in range(n)],
+              "links": [{"a": f"gpu{i}", "b": f"gpu{i + 1}", "bandwidth_gb_per_s": rng.choice([5.0, 25.0])}
+                        for i in range(n - 1)]}
+    else:
+        hw = fully_connected_hardware(n, link_gb_per_s=rng.choice([1.0, 5.0, 25.0]), latency_us=rng.choice([0, 5]))
+    if rng.random() < 0.3:  # memory that binds: a device holds a little over its share
+        total = sum(op["memory_bytes"] for op in doc["ops"])
+        for d in hw["devices"]:
+            d["memory_bytes"] = int(total / n * rng.uniform(1.1, 1.6))
+    return doc, hw
+
+
+def test_bridges_read_on_other_devices_are_stitched_without_a_cycle() -> None:
+    """Fuzz case 3: bridges once slotted in before their first descendant on their device
+    closed a cycle through two devices' orders (a bridge's reader on the other device, then
+    another bridge there, whose reader came before the first bridge)."""
+    doc, hw_doc = bridge_fuzz_case(3)
+    p = build_problem(parse_graph(doc), parse_hardware(hw_doc))
+    dec = decompose(p)
+    assert dec is not None and len(dec.bridges) == 13
+    answer = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+    assert answer.stitch_error is None and answer.schedule is not None
+    assert retime(p, answer.schedule.solution).makespan_ms == pytest.approx(answer.schedule.makespan_ms)
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_a_bound_without_bridges_stays_below_the_optimum_and_their_stitch_is_valid(seed: int) -> None:
     g = parse_graph(with_saved_activations(training_step(diamonds(2, seed))))
