@@ -38,7 +38,7 @@ from placer.formulations.cpsat_model import add_symmetry_breaking
 from placer.model import Problem
 from placer.relax import fastest_delay_ms
 
-__all__ = ["ChainLoads", "chain_loads", "component_groups"]
+__all__ = ["ChainLoads", "chain_loads", "component_groups", "latest_cut"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,15 @@ def component_groups(problem: Problem, cuts: list[int], segments: list[list[int]
     return groups, [g for g in groups if g in cut_groups]
 
 
+def latest_cut(problem: Problem, cuts: list[int]) -> list[int]:
+    """Per op, the index of the latest time cut it is or descends from (-1 for none)."""
+    index = {c: i for i, c in enumerate(cuts)}
+    last = [-1] * problem.n_ops
+    for k in range(problem.n_ops):  # (ops are in topological order)
+        last[k] = max([index.get(k, -1)] + [last[problem.edges[e].src] for e in problem.preds[k]])
+    return last
+
+
 MAX_WINDOWS = 128  # at most so many time cuts as the windows' thresholds each way (evenly spaced)
 
 
@@ -82,9 +91,7 @@ def _windows(problem: Problem, parts: ChainLoads) -> list[tuple[float, list[bool
     if seg is None or not cuts:
         return []
     index = {c: i for i, c in enumerate(cuts)}
-    last_cut = [-1] * problem.n_ops          # latest time cut at or before each op
-    for k in range(problem.n_ops):           # (ops are in topological order)
-        last_cut[k] = max([index.get(k, -1)] + [last_cut[problem.edges[e].src] for e in problem.preds[k]])
+    last_cut = latest_cut(problem, cuts)
     first_cut = [len(cuts)] * problem.n_ops  # earliest time cut at or after each op
     for k in reversed(range(problem.n_ops)):
         successors = [first_cut[problem.edges[e].dst] for e in problem.succs[k]]

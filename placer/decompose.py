@@ -34,7 +34,7 @@ from functools import cached_property, partial
 from typing import Any
 
 from placer.budget import WORK_PER_SECOND, Budget
-from placer.chain_loads import ChainLoads, chain_loads, component_groups
+from placer.chain_loads import ChainLoads, chain_loads, component_groups, latest_cut
 from placer.formulations.cpsat_model import (
     _ticks,
     add_energy,
@@ -593,12 +593,10 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
     # everything that comes before that cut (its inputs too), before the cut and all after it.
     # Slotted into an earlier gap instead, a chain of bridges over several devices can close
     # a cycle through the devices' orders where ops of no duration tie (bridge_fuzz.py)
-    spanned = _first_cut_spanned(problem, dec)
+    after_cut = latest_cut(problem, dec.cuts)  # a bridge spans the cut after its latest
     for k in sorted(dec.bridges):  # ascending: a bridge's bridge inputs at the same cut go first
         seq = order[device[k]]
-        cut = dec.cuts[spanned[k]] if spanned[k] < len(dec.cuts) else None
-        seq.insert(next((j for j, x in enumerate(seq) if cut is not None and (
-            x == cut or problem.descendants[cut] >> x & 1)), len(seq)), k)
+        seq.insert(next((j for j, x in enumerate(seq) if after_cut[x] > after_cut[k]), len(seq)), k)
     for d in range(problem.n_devices):
         order[d] = heads[d] + order[d]
     sol = Solution(device=device, order=order)
@@ -623,16 +621,6 @@ def _insert_dangling(problem: Problem, dec: Decomposition, device: list[int], or
         order[d] = seq
         sched.start_ms[k], sched.end_ms[k] = t, t + dur
     return Solution(device=device, order=order)
-
-
-def _first_cut_spanned(problem: Problem, dec: Decomposition) -> dict[int, int]:
-    """Per bridge, the index of the first time cut it spans: the one after the last cut it
-    descends from (`_bridges` keeps only ops that span a cut)."""
-    index = {c: i for i, c in enumerate(dec.cuts)}
-    last = [-1] * problem.n_ops  # the latest time cut each op descends from or is
-    for k in range(problem.n_ops):  # (ops are in topological order)
-        last[k] = max([index.get(k, -1)] + [last[problem.edges[i].src] for i in problem.preds[k]])
-    return {k: last[k] + 1 for k in dec.bridges}
 
 
 def _first_descendant(problem: Problem, k: int, seq: list[int]) -> int:
