@@ -54,6 +54,7 @@ class ChainLoads:
     spread_bound_ms: list[float]
     switched_bound_ms: list[float]
     segment_bound_ms: list[float] | None = None  # per segment, its span's bound solved alone
+    priced_switches: frozenset[int] = frozenset()  # empty segments whose switch a component's bound holds
 
 
 def component_groups(problem: Problem, cuts: list[int], segments: list[list[int]],
@@ -159,7 +160,7 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
         if switched_extra > 0 and len(touching) > 1:
             extra.append((not_together(touching, f"switched_{c}"), switched_extra))
     for j, seg in enumerate(parts.segments):
-        if seg or j == 0 or j == len(parts.cuts):
+        if seg or j == 0 or j == len(parts.cuts) or j in parts.priced_switches:
             continue
         a, b = parts.cuts[j - 1], parts.cuts[j]
         ga, gb = problem.group[a], problem.group[b]

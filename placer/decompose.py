@@ -77,6 +77,7 @@ class Decomposition:
     segments: list[list[int]]           # segments[j]: ops after cuts[j-1] and before cuts[j]
     components: list[list[int]]         # segment indices, in time order
     bridges: frozenset[int] = frozenset()  # ... or between (`_bridges`)
+    switches: dict[int, int] = field(default_factory=dict)  # empty segment -> the component that prices it
 
     def boundary(self, j: int) -> tuple[int | None, int | None]:
         entry = self.cuts[j - 1] if j >= 1 else None
@@ -285,7 +286,29 @@ def decompose(problem: Problem, min_cuts: int = 2) -> Decomposition | None:
             comps[find(j)].append(j)
     components = sorted(comps.values(), key=lambda c: c[0])
     return Decomposition(dangling=dangling, dangling_sources=sources, cuts=cuts, segments=segments,
-                         components=components, bridges=frozenset(bridges))
+                         components=components, bridges=frozenset(bridges),
+                         switches=_switches(problem, cuts, segments, components))
+
+
+def _switches(problem: Problem, cuts: list[int], segments: list[list[int]],
+              components: list[list[int]]) -> dict[int, int]:
+    """Empty segments a component prices (`_solve_component`): consecutive time cuts joined by
+    an edge, in different groups that are both the component's. Placed apart, the second
+    waits for the first's tensors, a cost of the chain the segments' spans do not see (msr
+    BERT-12's layers put a matmul and the division after it on different GPUs 24 times: 41 ms).
+    Each empty segment is priced by one component at most (the first holding both groups),
+    so the bound counts it once."""
+    held = [set(component_groups(problem, cuts, segments, comp)[0]) for comp in components]
+    owner: dict[int, int] = {}
+    for j in range(1, len(cuts)):
+        a, b = cuts[j - 1], cuts[j]
+        ga, gb = problem.group[a], problem.group[b]
+        if segments[j] or ga == gb or not any(problem.edges[i].dst == b for i in problem.succs[a]):
+            continue
+        c = next((c for c, groups in enumerate(held) if ga in groups and gb in groups), None)
+        if c is not None:
+            owner[j] = c
+    return owner
 
 
 @dataclass
@@ -340,7 +363,10 @@ def _shape(problem: Problem, dec: Decomposition, comp: list[int]) -> tuple:
         op_keys = tuple((tuple(problem.time_ms[k]), local_group[problem.group[k]]) for k in ops)
         segments.append((entry is not None, exit_ is not None, op_keys, tuple(edges)))
     groups = tuple((tuple(problem.allowed[g]), problem.group_memory_bytes(g)) for g in local_group)
-    return tuple(segments), groups
+    switches = tuple((local_group[problem.group[a]], local_group[problem.group[b]],
+                      tuple(sorted(problem.edges[i].size_bytes for i in problem.succs[a] if problem.edges[i].dst == b)))
+                     for a, b in _priced_switches(problem, dec, comp))
+    return tuple(segments), groups, switches
 
 
 def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer, source: list[int],
@@ -439,6 +465,17 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             for k in ops:
                 m.add(finish >= en[k])
         spans.append(finish - begin)
+    for a, b in _priced_switches(problem, dec, comp):
+        # the second cut waits for the first's tensors where their groups are apart
+        delay_ms = max(min(problem.delay_ms(problem.edges[i], x, y) for x in lit[problem.group[a]]
+                           for y in lit[problem.group[b]] if x != y)
+                       for i in problem.succs[a] if problem.edges[i].dst == b)
+        if math.isfinite(delay_ms) and math.floor(delay_ms / tick) > 0:
+            split = m.new_bool_var(f"switch_{a}_{b}")
+            for d, on_a in lit[problem.group[a]].items():
+                on_b = lit[problem.group[b]].get(d)
+                m.add(split >= on_a - on_b if on_b is not None else split >= on_a)
+            spans.append(math.floor(delay_ms / tick) * split)
     add_memory(m, problem, lit)
     for d in range(problem.n_devices) if apart else []:
         on_d = [lit[g][d] for g in apart if d in lit[g]]
@@ -482,6 +519,15 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
     bound_ms = max(0.0, math.floor(run.bound + 1e-9) * tick - slack_ms) if run.bound is not None else 0.0
     return _ComponentAnswer(device_of_group, local_start, bound_ms, run.objective * tick,
                             run.status.value == "optimal", run.status.value)
+
+
+def _priced_switches(problem: Problem, dec: Decomposition, comp: list[int]) -> list[tuple[int, int]]:
+    """(first cut, second cut) of the empty segments component `comp` prices (`_switches`);
+    none for a part of a component solved alone."""
+    c = dec.component_of_segment.get(comp[0]) if comp else None
+    if c is None or dec.components[c] != comp:
+        return []
+    return [(dec.cuts[j - 1], dec.cuts[j]) for j, owner in sorted(dec.switches.items()) if owner == c]
 
 
 def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | None = None,
@@ -849,7 +895,7 @@ def coupled_parts(problem: Problem, dec: Decomposition, answers: list[_Component
     return ChainLoads(dec.cuts, dec.segments, dec.components, [a.bound_ms for a in answers],
                       [spread[source[c]] for c in range(len(dec.components))],
                       [max(spread[source[c]], switched[source[c]]) for c in range(len(dec.components))],
-                      segment_bound)
+                      segment_bound, frozenset(dec.switches))
 
 
 @dataclass

@@ -130,6 +130,25 @@ def test_windows_over_branched_segments_stay_under_the_optimum(seed: int) -> Non
     assert load_only < windows <= exact.makespan_ms + 1e-9
 
 
+def test_a_switch_between_consecutive_cuts_of_one_component_is_priced_once() -> None:
+    """Fuzz case 57: two consecutive time cuts whose groups one component holds, with nothing
+    between them. Placed apart, the second waits for the first's tensors: the component
+    prices that (placer.decompose._switches), so the bound rises (59.875 -> 60.125 ms), never
+    above the exhaustive optimum (67.5), and chain_loads does not charge it a second time."""
+    doc, hw_doc = fuzz_case(57)
+    g, hw = parse_graph(doc), parse_hardware(hw_doc)
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    assert len(dec.switches) == 1
+    priced = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, None)
+    unpriced = solve_decomposed(p, dataclasses.replace(dec, switches={}), Budget(5, deterministic=True, threads=1),
+                                5, None)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal"
+    assert unpriced.bound_ms < priced.bound_ms <= exact.makespan_ms + 1e-9
+    assert _parts(p).priced_switches == frozenset(dec.switches)
+
+
 @pytest.mark.parametrize("seed", [0, 2, 3, 5, 7, 10])
 def test_the_bound_rises_and_never_exceeds_the_optimum(seed: int) -> None:
     hw_doc = [fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0),
