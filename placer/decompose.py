@@ -467,8 +467,8 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         spans.append(finish - begin)
     for a, b in _priced_switches(problem, dec, comp):
         # the second cut waits for the first's tensors where their groups are apart
-        delay_ms = max(min(problem.delay_ms(problem.edges[i], x, y) for x in lit[problem.group[a]]
-                           for y in lit[problem.group[b]] if x != y)
+        delay_ms = max(min((problem.delay_ms(problem.edges[i], x, y) for x in lit[problem.group[a]]
+                            for y in lit[problem.group[b]] if x != y), default=math.inf)
                        for i in problem.succs[a] if problem.edges[i].dst == b)
         if math.isfinite(delay_ms) and math.floor(delay_ms / tick) > 0:
             split = m.new_bool_var(f"switch_{a}_{b}")
