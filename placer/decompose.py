@@ -365,7 +365,7 @@ def _shape(problem: Problem, dec: Decomposition, comp: list[int]) -> tuple:
     groups = tuple((tuple(problem.allowed[g]), problem.group_memory_bytes(g)) for g in local_group)
     switches = tuple((local_group[problem.group[a]], local_group[problem.group[b]],
                       tuple(sorted(problem.edges[i].size_bytes for i in problem.succs[a] if problem.edges[i].dst == b)))
-                     for a, b in _priced_switches(problem, dec, comp))
+                     for a, b in _priced_switches(dec, comp))
     return tuple(segments), groups, switches
 
 
@@ -465,7 +465,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
             for k in ops:
                 m.add(finish >= en[k])
         spans.append(finish - begin)
-    for a, b in _priced_switches(problem, dec, comp):
+    for a, b in _priced_switches(dec, comp):
         # the second cut waits for the first's tensors where their groups are apart
         delay_ms = max(min((problem.delay_ms(problem.edges[i], x, y) for x in lit[problem.group[a]]
                             for y in lit[problem.group[b]] if x != y), default=math.inf)
@@ -521,7 +521,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
                             run.status.value == "optimal", run.status.value)
 
 
-def _priced_switches(problem: Problem, dec: Decomposition, comp: list[int]) -> list[tuple[int, int]]:
+def _priced_switches(dec: Decomposition, comp: list[int]) -> list[tuple[int, int]]:
     """(first cut, second cut) of the empty segments component `comp` prices (`_switches`);
     none for a part of a component solved alone."""
     c = dec.component_of_segment.get(comp[0]) if comp else None
