@@ -59,6 +59,8 @@ class SolveStats(BaseModel):
                                      "heuristics, or to build it)")
     cpsat_skipped: str | None = Field(None, description="why the monolithic CP-SAT model was not solved "
                                       "(no time left)")
+    cpsat_again_s: float | None = Field(None, description="limit (s) of the second monolithic CP-SAT solve, from "
+                                        "the polished incumbent with the time the polish left")
     # portfolio members of the whole model on a pool (placer.portfolio; --workers, --ray)
     portfolio_members: int | None = Field(None, description="CP-SAT solves of the whole model run at once, "
                                           "one seed each")

@@ -193,3 +193,39 @@ def test_pinned_groups_force_switches_and_the_bound_still_holds(seed: int) -> No
     decomposition, coupled, optimum = _bounds_and_optimum(doc, fully_connected_hardware(2, link_gb_per_s=1.0,
                                                                                         latency_us=0))
     assert decomposition < coupled <= optimum + 1e-9
+
+
+def test_parts_unproven_in_the_first_round_get_the_time_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    """coupled_parts shares half its time among all its solves by ops, then what is left among
+    those not yet proven (zoo ResNet-50 on the DGX-1, deterministic: a spread solve that an even
+    share leaves open); nothing runs past the time given."""
+    import hardware_graphs
+    import placer.decompose as decompose_module
+    from placer.zoo import build
+
+    p = build_problem(parse_graph(build("resnet50")), parse_hardware(hardware_graphs.load_preset_document("dgx1_v100")))
+    dec = decompose(p)
+    assert dec is not None
+    representatives = orbit_representatives(p)
+    answers = [_solve_component(p, dec, comp, 5, Budget(5, deterministic=True, threads=1), None,
+                                representatives=representatives) for comp in dec.components]
+    calls: list[tuple[tuple[int, ...], tuple[int, ...], float, bool]] = []  # segments, apart, limit, proven
+    real = decompose_module._solve_component
+
+    def recording(*args: object, **kwargs: object) -> object:
+        answer = real(*args, **kwargs)  # type: ignore[arg-type]
+        calls.append((tuple(args[2]), tuple(kwargs.get("apart") or ()), args[3], answer.optimal))  # type: ignore
+        return answer
+
+    monkeypatch.setattr(decompose_module, "_solve_component", recording)
+    seconds = 1.9
+    budget = Budget(10, deterministic=True, threads=1)
+    parts = coupled_parts(p, dec, answers, list(range(len(answers))), budget, seconds, representatives)
+    first = calls[:16]  # 4 components of 2 segments: each spread, switched and its segments alone
+    assert len({c[:2] for c in first}) == 16
+    unproven = [c[:2] for c in first if not c[3]]
+    assert unproven and [c[:2] for c in calls[16:]] == unproven
+    first_limit = {c[:2]: c[2] for c in first}
+    assert all(c[2] > first_limit[c[:2]] for c in calls[16:])
+    assert budget.spent() <= seconds + 0.1
+    assert all(s >= a.bound_ms for s, a in zip(parts.spread_bound_ms, answers, strict=True))
