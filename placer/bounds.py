@@ -255,17 +255,27 @@ def _longest_path_ms(problem: Problem, time_ms: Sequence[float]) -> float:
     return max(finish, default=0.0)
 
 
-def longest_path(problem: Problem, time_ms: Sequence[float]) -> list[int]:
-    """The ops of one longest path with these op times (no communication), in order."""
-    finish = [0.0] * problem.n_ops
+def longest_path(problem: Problem, time_ms: Sequence[float], skip: Sequence[bool] | None = None,
+                 by_count: bool = False) -> list[int]:
+    """The ops of one longest path with these op times (no communication), in order, among
+    the ops `skip` does not mark. With `by_count`, ties go to the path of more ops: one that
+    passes every time cut (a path that jumps over a cut by an edge has fewer)."""
+    length = [(0.0, 0)] * problem.n_ops  # (time, ops) of the longest path ending at each op
     via = [-1] * problem.n_ops
     for k in range(problem.n_ops):
+        if skip is not None and skip[k]:
+            continue
+        best = (0.0, 0)
         for i in problem.preds[k]:
             u = problem.edges[i].src
-            if finish[u] > finish[k]:
-                finish[k], via[k] = finish[u], u
-        finish[k] += time_ms[k]
-    k = max(range(problem.n_ops), key=finish.__getitem__)
+            key = length[u] if by_count else (length[u][0], 0)
+            if key > best and (skip is None or not skip[u]):
+                best, via[k] = key, u
+        length[k] = (best[0] + time_ms[k], length[via[k]][1] + 1 if via[k] >= 0 else 1)
+    kept = [k for k in range(problem.n_ops) if skip is None or not skip[k]]
+    if not kept:
+        return []
+    k = max(kept, key=length.__getitem__ if by_count else lambda k: length[k][0])
     path = []
     while k >= 0:
         path.append(k)

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, partial
 from typing import Any
 
+from placer.bounds import longest_path
 from placer.budget import WORK_PER_SECOND, Budget
 from placer.chain_loads import ChainLoads, chain_loads, component_groups, latest_cut
 from placer.formulations.cpsat_model import (
@@ -131,29 +132,6 @@ def _dangling(problem: Problem) -> tuple[list[int], frozenset[int]]:
     return [k for k in range(n) if sink_side[k] or source_side[k]], frozenset(k for k in range(n) if source_side[k])
 
 
-def _longest_path(problem: Problem, is_out: list[bool]) -> list[int]:
-    """A longest path among the ops not out, by fastest duration and then by number of ops:
-    one through every time cut (a path that jumps over a cut by an edge is shorter in ops)."""
-    length: list[tuple[float, int]] = [(0.0, 0)] * problem.n_ops
-    prev = [-1] * problem.n_ops
-    for k in range(problem.n_ops):
-        if is_out[k]:
-            continue
-        best, via = (0.0, 0), -1
-        for i in problem.preds[k]:
-            u = problem.edges[i].src
-            if not is_out[u] and length[u] > best:
-                best, via = length[u], u
-        length[k], prev[k] = (best[0] + problem.min_time_ms(k), best[1] + 1), via
-    kept = [k for k in range(problem.n_ops) if not is_out[k]]
-    if not kept:
-        return []
-    path = [max(kept, key=length.__getitem__)]
-    while prev[path[-1]] >= 0:
-        path.append(prev[path[-1]])
-    return path[::-1]
-
-
 def _bridges(problem: Problem, is_out: list[bool]) -> list[int]:
     """Ops that bridge a long stretch of the graph and block the time cuts inside it: what
     a training graph saves in its forward pass for its backward pass when it lists it as
@@ -169,7 +147,7 @@ def _bridges(problem: Problem, is_out: list[bool]) -> list[int]:
     time cuts while holding at most BRIDGE_MAX_WORK of the work; then only those blocking
     a new time cut are taken out. Otherwise none (an Inception block's branches are not
     bridges: taking them out gains no cut and drops a third of the work)."""
-    path = _longest_path(problem, is_out)
+    path = longest_path(problem, [problem.min_time_ms(k) for k in range(problem.n_ops)], skip=is_out, by_count=True)
     on_path = {k: i for i, k in enumerate(path)}
     after = [-1] * problem.n_ops           # last op of P each op descends from (position)
     before = [len(path)] * problem.n_ops   # first op of P each op precedes (position)
