@@ -55,7 +55,6 @@ from placer.relax import symmetric_relaxation
 from placer.repair import memory_overflow
 from placer.schedule import Schedule, Solution, retime
 from placer.stats import SolveStats
-from placer.submachine import sub_machine
 
 __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 
@@ -365,15 +364,13 @@ def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer,
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
                      budget: Budget, hint: Solution | _ComponentAnswer | None,
                      fixed: dict[int, int] | None = None, representatives: list[int] | None = None,
-                     apart: list[int] | None = None, good_enough_ms: float | None = None,
-                     devices: list[int] | None = None) -> _ComponentAnswer:
+                     apart: list[int] | None = None, good_enough_ms: float | None = None) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
 
     `fixed` pins groups (by index) to devices: how a component is fitted to the cut devices
     its neighbours chose when no automorphism of the hardware can relabel it onto them.
     `apart` lists groups that may not all share one device (placer.chain_loads). The search
     stops at the first answer of at most `good_enough_ms` (a re-fit that matches the free answer).
-    With `devices` (placer.submachine) only those run ops: an answer, and no bound.
     """
     from ortools.sat.python import cp_model
 
@@ -465,10 +462,6 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
     for g, d in (fixed or {}).items():
         if g in lit:
             m.add(lit[g][d] == 1)
-    for g in groups if devices is not None else []:
-        for d, v in lit[g].items():
-            if d not in devices:
-                m.add(v == 0)
     if not fixed:
         first_op = {g: min(problem.groups[g]) for g in groups}
         free = sorted((g for g in groups if len(problem.allowed[g]) == problem.n_devices), key=first_op.__getitem__)
@@ -502,8 +495,6 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
     device_of_group = {g: next(d for d, v in lit[g].items() if solver.value(v)) for g in groups}
     local_start = {key: solver.value(s) * tick for key, s in starts.items()}
     bound_ms = max(0.0, math.floor(run.bound + 1e-9) * tick - slack_ms) if run.bound is not None else 0.0
-    if devices is not None:  # a restriction's bound says nothing of the whole machine
-        return _ComponentAnswer(device_of_group, local_start, 0.0, run.objective * tick, False, run.status.value)
     return _ComponentAnswer(device_of_group, local_start, bound_ms, run.objective * tick,
                             run.status.value == "optimal", run.status.value)
 
@@ -742,7 +733,6 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     relaxed = symmetric_relaxation(problem)
     shared = _Shared(problem, dec, representatives, budget.deterministic, budget.threads, budget.seed, relaxed)
     in_pool = pool is not None and pool.workers > 1
-    sub = sub_machine(problem, representatives[0])
     if in_pool:
         assert pool is not None
         last = _first_pass_in_pool(pool, shared, budget, distinct, sizes, first_pass_s, hint, solved, took_s, step)
@@ -755,7 +745,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         step(f"component {c + 1} of {len(dec.components)} ({i + 1} of {len(distinct)} distinct, "
              f"{sizes[c]} ops, limit {share:.1f} s)")
         solve_began = time.perf_counter()
-        solved[c] = _first_solve(problem, dec, dec.components[c], share, budget, hint, representatives, sub)
+        solved[c] = _solve_component(problem, dec, dec.components[c], share, budget, hint,
+                                     representatives=representatives)
         took_s.append(time.perf_counter() - solve_began)
     # then, while time is left, the component with the largest absolute gap (times its
     # copies) is solved again from its answer, each time with twice the time it last had:
@@ -802,19 +793,6 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         stats.decomposition_places = len(pool.places)
     return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative, chain_loads_ms=chain_ms,
                             stitch_error=stitch_error)
-
-
-def _first_solve(problem: Problem, dec: Decomposition, comp: list[int], seconds: float, budget: Budget,
-                 hint: Solution | None, representatives: list[int], sub: list[int] | None) -> _ComponentAnswer:
-    """A component's first solve: with a sub-machine (placer.submachine), half the time there,
-    then the other half on the whole machine from that answer."""
-    if sub is None:
-        return _solve_component(problem, dec, comp, seconds, budget, hint, representatives=representatives)
-    restricted = _solve_component(problem, dec, comp, seconds / 2, budget, hint, representatives=representatives,
-                                  devices=sub)
-    whole = _solve_component(problem, dec, comp, seconds / 2, budget, restricted if restricted.device_of_group else hint,
-                             representatives=representatives)
-    return _better(restricted, whole)
 
 
 def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], budget: Budget,
