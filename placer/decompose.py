@@ -802,10 +802,11 @@ def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_Compo
     moved), and where memory binds the stitch that keeps the time cuts on their chain."""
     memory_binds = problem.memory_exceeds_a_device()
     stitch = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step)
-    alternative = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
-                          cuts_follow_memory=False) if memory_binds else None
+    kept_on_chain = _stitch(problem, dec, list(answers), budget, deadline, stats, memory_binds, step,
+                            cuts_follow_memory=False) if memory_binds else None
+    alternative = kept_on_chain.schedule if kept_on_chain is not None else None
     if stitch is None:
-        return None, alternative.schedule if alternative is not None else None
+        return None, alternative
     schedule = stitch.schedule
     stats.decomposition_stitched_ms = schedule.makespan_ms
     resequenced = resequence(problem, schedule.solution.device)
@@ -818,7 +819,7 @@ def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_Compo
     if relabelled is not schedule:
         stats.decomposition_relabelled_ms = relabelled.makespan_ms
         schedule = relabelled
-    return schedule, alternative.schedule if alternative is not None else None
+    return schedule, alternative
 
 
 def _dangling_on_the_chain(problem: Problem, dec: Decomposition) -> bool:
