@@ -1,3 +1,5 @@
+"""The coupled bound's parts (spread, switched) and master for one case: MODE (wall|det), SECONDS (the
+parts get half), THREADS. Usage: PYTHONPATH=. python probe_chain_parts.py CASE MODE SECONDS [THREADS]"""
 import json,sys,time
 import placer.decompose as D
 from placer.model import build_problem
