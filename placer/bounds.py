@@ -403,7 +403,7 @@ def _largest_capacity(problem: Problem) -> float:
 
 def _edge_delay(problem: Problem, c: Costs, u: int, v: int) -> float:
     """Least delay u -> v when the two sit on different devices (0 if there is no edge)."""
-    return max((c.delay[i] for i in problem.succs[u] if problem.edges[i].dst == v), default=0.0)
+    return max((c.delay[i] for i in problem.edges_between(u, v)), default=0.0)
 
 
 def _last_path_ancestor(problem: Problem, position: dict[int, int]) -> list[int]:

@@ -165,7 +165,7 @@ def chain_loads(problem: Problem, parts: ChainLoads, budget: Budget, time_limit_
         a, b = parts.cuts[j - 1], parts.cuts[j]
         ga, gb = problem.group[a], problem.group[b]
         delay = max((fastest_delay_ms(problem, problem.edges[i].size_bytes)
-                     for i in problem.succs[a] if problem.edges[i].dst == b), default=0.0)
+                     for i in problem.edges_between(a, b)), default=0.0)
         if ga != gb and units(delay) > 0:
             extra.append((not_together([ga, gb], f"switch_{j}"), units(delay)))
     above = m.new_int_var(0, units(total_ms) + sum(u for _, u in extra) + 1, "above_base")  # makespan - base

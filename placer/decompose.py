@@ -281,7 +281,7 @@ def _switches(problem: Problem, cuts: list[int], segments: list[list[int]],
     for j in range(1, len(cuts)):
         a, b = cuts[j - 1], cuts[j]
         ga, gb = problem.group[a], problem.group[b]
-        if segments[j] or ga == gb or not any(problem.edges[i].dst == b for i in problem.succs[a]):
+        if segments[j] or ga == gb or not problem.edges_between(a, b):
             continue
         c = next((c for c, groups in enumerate(held) if ga in groups and gb in groups), None)
         if c is not None:
@@ -342,7 +342,7 @@ def _shape(problem: Problem, dec: Decomposition, comp: list[int]) -> tuple:
         segments.append((entry is not None, exit_ is not None, op_keys, tuple(edges)))
     groups = tuple((tuple(problem.allowed[g]), problem.group_memory_bytes(g)) for g in local_group)
     switches = tuple((local_group[problem.group[a]], local_group[problem.group[b]],
-                      tuple(sorted(problem.edges[i].size_bytes for i in problem.succs[a] if problem.edges[i].dst == b)))
+                      tuple(sorted(problem.edges[i].size_bytes for i in problem.edges_between(a, b))))
                      for a, b in _priced_switches(dec, comp))
     return tuple(segments), groups, switches
 
@@ -447,7 +447,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         # the second cut waits for the first's tensors where their groups are apart
         delay_ms = max(min((problem.delay_ms(problem.edges[i], x, y) for x in lit[problem.group[a]]
                             for y in lit[problem.group[b]] if x != y), default=math.inf)
-                       for i in problem.succs[a] if problem.edges[i].dst == b)
+                       for i in problem.edges_between(a, b))
         if math.isfinite(delay_ms) and math.floor(delay_ms / tick) > 0:
             split = m.new_bool_var(f"switch_{a}_{b}")
             for d, on_a in lit[problem.group[a]].items():

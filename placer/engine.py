@@ -574,7 +574,7 @@ def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     starts from the raised heads and tails too. With `leftover`, the time the strategies
     left unused goes on where the first pass ran out of time, or to cones twice as large."""
     p, strategy, best = run.problem, run.strategy, run.best
-    if best is None or p.n_devices < 2 or relative_gap(best.makespan_ms, run.bound_ms) <= strategy.cone_min_gap:
+    if best is None or p.n_devices < 2 or not _cones_wanted(run, best):
         return
     options, earlier = strategy.cones, run.cones
     if leftover:
@@ -596,6 +596,12 @@ def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
                      cone_raised=(run.stats.cone_raised or 0) + cones.raised, cone_stopped_by=cones.stopped_by)
     run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
+
+
+def _cones_wanted(run: _Run, best: Schedule) -> bool:
+    """Whether the gap is wide enough for the cone sub-solves (`Strategy.cone_min_gap`); below
+    it the time left at the end goes to CP-SAT again (`_solve_cpsat_again`) instead."""
+    return relative_gap(best.makespan_ms, run.bound_ms) > run.strategy.cone_min_gap
 
 
 def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "group_moves",
@@ -831,7 +837,7 @@ def _solve_cpsat_again(run: _Run, coarse: Coarsening | None) -> None:
     where the leftover cones will not run (the gap is below `Strategy.cone_min_gap`), the time
     left goes to CP-SAT once more, hinted by the polished incumbent."""
     strategy, best = run.strategy, run.best
-    if best is None or run.proven(best) or relative_gap(best.makespan_ms, run.bound_ms) > strategy.cone_min_gap:
+    if best is None or run.proven(best) or _cones_wanted(run, best):
         return
     if run.budget.remaining() < strategy.cpsat_again_min_share * run.options.time_limit_s:
         return

@@ -74,6 +74,10 @@ class Problem:
             return 0.0
         return self.router.delay_ms(edge.size_bytes, self.devices[a], self.devices[b])
 
+    def edges_between(self, u: int, v: int) -> list[int]:
+        """Indices of the edges from op u to op v (more than one where the graph lists several tensors)."""
+        return [i for i in self.succs[u] if self.edges[i].dst == v]
+
     def route(self, edge: Edge, a: int, b: int) -> tuple[str, ...]:
         return self.router.route(edge.size_bytes, self.devices[a], self.devices[b])
 
