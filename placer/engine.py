@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from placer.bounds import bounds_and_switch_cover, lower_bound_ms
+from placer.bounds import Costs, bounds_and_switch_cover, lower_bound_ms
 from placer.budget import Budget
 from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coarsen_for
 from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
@@ -499,14 +499,17 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
         polish_share = run.strategy.polish_share_big if big else run.strategy.polish_share
+        hint = run.best
         solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
+        cpsat_improved = run.best is not hint
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
         if polish_share > 0 and not run.proven(run.best):
             _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish")
         if not run.proven(run.best):
             _offer_reordered(run, "justified")
-        _solve_cpsat_again(run, coarse)
+        if cpsat_improved:
+            _solve_cpsat_again(run, coarse)
         _raise_bound_by_cones(run, leftover=True)
     else:
         solver_run = _solve_milp(run, backend)
@@ -738,9 +741,16 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         candidates = [retime(q, projected)] if projected is not None else []
         candidates += [s for s in (heft(q), critical_path(q)) if s is not None]
         hint = min(candidates, key=lambda s: s.makespan_ms) if candidates else None
-    releases = (run.cones.costs.head, run.cones.costs.tail) if coarse is None and run.cones else None
+    # heads and tails as redundant constraints: without them CP-SAT's first propagation walks
+    # the long chains of a big graph (msr BERT-12, 2,012 ops: 15 s idle, 21 s beside one busy
+    # process, past its limit; with them 8 and 10 s)
+    releases = None
+    if coarse is None:
+        costs = run.cones.costs if run.cones else Costs.of(p)
+        releases = (costs.head, costs.tail)
+    big = q.n_ops > run.strategy.big_model_ops
     f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
-                    redundant_cumulative=q.n_ops <= run.strategy.big_model_ops, releases=releases)
+                    redundant_cumulative=not big, releases=releases, complete_hint=big)
     run.stats.record(**f.stats, tick_ms=f.tick_ms, exact_ticks=f.exact, rounding_slack_ms=f.rounding_slack_ms,
                      build_s=time.perf_counter() - built)
     state = {"last_report": -math.inf, "last_result": -math.inf}
@@ -806,7 +816,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
             f.model, remaining, relative_gap=options.relative_gap,
             on_solution=on_solution,
             on_bound=on_bound if run.progress else None,
-            presolve=q.n_ops <= run.strategy.big_model_ops,
+            presolve=not big,
         )
         value = solver.value
     else:
@@ -814,7 +824,7 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         if not options.deterministic:
             remaining = max(0.1, remaining - run.strategy.pool_start_s)
         answer = run.budget.solve_cpsat_portfolio(run.pool, f.model, remaining, relative_gap=options.relative_gap,
-                                                  presolve=q.n_ops <= run.strategy.big_model_ops)
+                                                  presolve=not big)
         solver_run, value = answer.run, answer.value
         run.stats.record(portfolio_members=answer.members, portfolio_answered=answer.answered)
     if run.strict_failure:
@@ -835,7 +845,10 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
 def _solve_cpsat_again(run: _Run, coarse: Coarsening | None) -> None:
     """The polish stops early once no move gains (zoo ResNet-50 on the DGX-1: 4 of its 17 s):
     where the leftover cones will not run (the gap is below `Strategy.cone_min_gap`), the time
-    left goes to CP-SAT once more, hinted by the polished incumbent."""
+    left goes to CP-SAT once more, hinted by the polished incumbent. Called only after a first
+    solve that improved on its hint: on msr BERT-12 (2,012 ops) the first found nothing, and a
+    second, given 3 s, took 7 s beside one busy process (CP-SAT's first propagation of a big
+    model does not heed the time limit)."""
     strategy, best = run.strategy, run.best
     if best is None or run.proven(best) or _cones_wanted(run, best):
         return

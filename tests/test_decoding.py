@@ -63,6 +63,37 @@ def test_the_cpsat_solution_decodes_to_its_objective() -> None:
     assert retime(p, f.decode(solver.value, p)).makespan_ms <= 0.244 + f.rounding_slack_ms + 1e-9
 
 
+@pytest.mark.skipif("cpsat" not in EXACT, reason="no CP-SAT")
+def test_a_complete_hint_gives_every_variable_a_feasible_value() -> None:
+    """`complete_hint` hints the symmetry-breaking helpers (two interchangeable GPUs) and the
+    ends of ops whose duration depends on the device (a third, faster GPU) too; the hint
+    is a solution at the incumbent's makespan. (CP-SAT takes such a hint as its first
+    solution at once: what big models solved without presolve need.)"""
+    from ortools.sat.python import cp_model
+
+    from placer.formulations.cpsat_model import build_cpsat
+    from placer.heuristics import heft
+
+    doc = {"format": "placer.graph/v1", "name": "mixed",
+           "ops": [{"id": f"op{i}", "flops": 1e9 * (1 + i % 4), "memory_bytes": 0} for i in range(12)],
+           "edges": [{"src": f"op{i}", "dst": f"op{j}", "bytes": 10**6}
+                     for i in range(12) for j in (i + 1, i + 3) if j < 12]}
+    hw = fully_connected(3, bandwidth_gb_per_s=10.0, peak_tflops=1.0)
+    hw["devices"][2]["peak_tflops"] = 2.0
+    p = build_problem(parse_graph(doc), parse_hardware(hw))
+    incumbent = heft(p)
+    partial = build_cpsat(p, incumbent, lower_bound_ms(p))
+    f = build_cpsat(p, incumbent, lower_bound_ms(p), complete_hint=True)
+    n_vars = len(f.model.proto.variables)
+    assert len(set(partial.model.proto.solution_hint.vars)) < n_vars
+    assert sorted(f.model.proto.solution_hint.vars) == list(range(n_vars))
+    solver = cp_model.CpSolver()
+    solver.parameters.fix_variables_to_their_hinted_value = True
+    solver.parameters.num_workers = 1
+    assert solver.status_name(solver.solve(f.model)) == "OPTIMAL"
+    assert solver.objective_value == f.horizon_ticks
+
+
 def test_a_zero_length_op_goes_before_a_longer_op_starting_with_it() -> None:
     """a (2 ms) and z (0 ms) both start at 0 on one device; z feeds b on the other."""
     p = _problem(graph([("a", 2.0), ("z", 0.0), ("b", 1.0)], [("z", "b", 0)]))

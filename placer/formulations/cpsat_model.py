@@ -123,16 +123,21 @@ def _relabel(problem: Problem, sol: Solution, classes: list[list[int]], free_gro
     return Solution(device=device, order=order)  # routes follow the devices: min-delay again
 
 
-def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], presence: Any) -> int:
+def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], presence: Any,
+                          hinted: dict[int, int] | None = None) -> int:
     """Interchangeable devices are first used in class order by `groups` (taken in order).
 
     Valid because any solution can be relabelled by a permutation of a class of devices that
     the hardware makes interchangeable (placer.model.Problem.interchangeable_devices).
+    `hinted` (group -> device of a hint that already obeys the order) hints the helper
+    literals too: CP-SAT takes a complete feasible hint as its first solution at once, where
+    an incomplete one costs a 2,012-op model more than a minute of search.
     Returns the number of constraints added.
     """
     added = 0
     for cls in classes:
         used: list[Any] = [None] * len(cls)
+        used_value = [False] * len(cls)
         for g in groups:
             lits = presence[g]
             for j in range(1, len(cls)):
@@ -142,6 +147,7 @@ def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], p
                     m.add_implication(lits[cls[j]], used[j - 1])
                 added += 1
             for j, d in enumerate(cls):
+                on_d = hinted is not None and hinted.get(g) == d
                 if used[j] is None:
                     used[j] = lits[d]
                 else:
@@ -150,6 +156,9 @@ def add_symmetry_breaking(m: Any, classes: list[list[int]], groups: list[int], p
                     m.add_implication(used[j], both)
                     m.add_implication(lits[d], both)
                     used[j] = both
+                    if hinted is not None:
+                        m.add_hint(both, used_value[j] or on_d)
+                used_value[j] = used_value[j] or on_d
     return added
 
 
@@ -241,13 +250,19 @@ def add_releases(m: Any, problem: Problem, start: list[Any], cmax: Any, releases
 
 def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: float,
                 redundant_cumulative: bool = True, symmetry_breaking: bool = True,
-                releases: tuple[list[float], list[float]] | None = None) -> CpSatFormulation:
+                releases: tuple[list[float], list[float]] | None = None,
+                complete_hint: bool = False) -> CpSatFormulation:
     """Build the model; `incumbent` (the best heuristic) becomes the hint and the horizon.
 
     Without `symmetry_breaking` every relabelling of interchangeable devices stays a
     solution: what placer.neighbourhood needs to fix part of any incumbent as it is.
     `releases`: per op a head and a tail (ms) that hold for every valid placement
-    (placer.bounds.Costs), added as redundant constraints."""
+    (placer.bounds.Costs), added as redundant constraints. With `complete_hint` every
+    variable is hinted (symmetry-breaking helpers and ends too), which CP-SAT takes as its
+    first solution at once: what a big model solved without presolve needs (msr BERT-12,
+    2,012 ops: no solution in 60 s from the partial hint). Small models keep the partial
+    hint, which CP-SAT completes itself; a complete one changed their deterministic searches
+    for the worse (GNMT in msr form: 32.29 -> 33.87 ms)."""
     from ortools.sat.python import cp_model
 
     delays_ms = _edge_delays(problem)
@@ -318,15 +333,18 @@ def build_cpsat(problem: Problem, incumbent: Schedule | None, lower_bound_ms: fl
         add_releases(m, problem, start, cmax, releases, tick)
     m.minimize(cmax)
 
-    n_symmetry = add_symmetry_breaking(m, classes, free_groups, presence) if symmetry_breaking else 0
+    chosen = {g: hint.device[problem.groups[g][0]] for g in range(len(problem.groups))} if hint is not None else None
+    n_symmetry = add_symmetry_breaking(m, classes, free_groups, presence, chosen if complete_hint else None) \
+        if symmetry_breaking else 0
 
     if hint is not None:
         for g, lits in enumerate(presence):
-            chosen = hint.device[problem.groups[g][0]]
             for d, lit in lits.items():
-                m.add_hint(lit, d == chosen)
+                m.add_hint(lit, d == chosen[g])
         for k in range(problem.n_ops):
             m.add_hint(start[k], hint_start[k])
+            if complete_hint and isinstance(end[k], cp_model.IntVar) and end[k].index != start[k].index:
+                m.add_hint(end[k], hint_start[k] + dur[k][hint.device[k]])
         m.add_hint(cmax, horizon)
 
     return CpSatFormulation(
