@@ -499,9 +499,9 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
         polish_share = run.strategy.polish_share_big if big else run.strategy.polish_share
-        hint = run.best
+        before_cpsat = run.best
         solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
-        cpsat_improved = run.best is not hint
+        cpsat_improved = run.best is not before_cpsat
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
         if polish_share > 0 and not run.proven(run.best):
