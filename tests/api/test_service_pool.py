@@ -44,7 +44,9 @@ def test_deadline_kills_the_worker_and_its_child_and_keeps_the_incumbent(tmp_pat
     outcome = worker.run({"pid_file": str(pid_file)}, 1.0, lambda ev: None, threading.Event())
     took = time.monotonic() - began
     assert outcome.kind == "deadline"
-    assert 1.0 <= took < 2.0
+    # the worker never returns: ending long before its 300 s child is the kill; the margin
+    # above the 1 s deadline is for a loaded machine, never a pass or fail by load
+    assert 1.0 <= took < 30.0
     assert outcome.last_progress is not None and outcome.last_progress["bound_ms"] == 8.0
     worker_pid, child_pid = _pids(pid_file)
     assert worker_pid == worker.pid
@@ -57,7 +59,7 @@ def test_cancel_kills_the_group(tmp_path: Path) -> None:
     cancel = threading.Event()
     threading.Timer(0.5, cancel.set).start()
     outcome = worker.run({"pid_file": str(tmp_path / "pids")}, 60.0, lambda ev: None, cancel)
-    assert outcome.kind == "cancelled" and outcome.elapsed_s < 2.0
+    assert outcome.kind == "cancelled" and outcome.elapsed_s < 30.0  # of a 60 s limit: the cancel ended it
     worker_pid, child_pid = _pids(tmp_path / "pids")
     assert not process_group_alive(worker_pid) and not os.path.exists(f"/proc/{child_pid}")
 
