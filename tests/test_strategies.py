@@ -236,6 +236,40 @@ def test_group_moves_go_on_justified_once_resequenced_moves_are_stuck() -> None:
     assert again.solution.device == better.solution.device
 
 
+def test_a_run_of_the_critical_path_moves_where_single_group_moves_are_stuck() -> None:
+    # the chain a -> b -> c -> d (1 ms each, 1 ms per transfer), a and d pinned to gpu0, b and
+    # c on gpu1: 6 ms with two transfers. b or c alone on gpu0 still pays two (6 ms, no
+    # gain); b and c together on gpu0 pay none: 4 ms
+    doc = graph([(op, 1.0) for op in "abcd"], [("a", "b", 1_000_000), ("b", "c", 1_000_000),
+                                               ("c", "d", 1_000_000)])
+    for op in doc["ops"]:
+        if op["id"] in "ad":
+            op["device"] = "gpu0"
+    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2, bandwidth_gb_per_s=1.0)))
+    start = retime(p, Solution(device=[0, 1, 1, 0], order=[[0, 3], [1, 2]]))
+    assert start.makespan_ms == pytest.approx(6.0)
+    better, counts = improve_by_moves(p, start, math.inf, 100, 0)
+    _valid(p, better)
+    assert better.solution.device == [0, 0, 0, 0]
+    assert better.makespan_ms == pytest.approx(4.0)
+    assert counts["run_moves"] == 1
+
+
+def test_kicks_leave_the_local_optimum_where_hill_climbing_stops() -> None:
+    from benchmarks.graphs import separated_training
+
+    g = parse_graph(separated_training(training_step(layered(40, seed=3, ccr=1.0))))
+    p = build_problem(g, parse_hardware(fully_connected_hardware(4, link_gb_per_s=10.0, latency_us=0)))
+    climbed, counts = improve_by_moves(p, heft(p), math.inf, 3000, 0)
+    assert counts["evaluations"] < 3000 and counts["kicks"] == 0  # stopped: no move gains
+    kicked, counts = improve_by_moves(p, heft(p), math.inf, 3000, 0, kicks=True)
+    _valid(p, kicked)
+    assert counts["kicks_improved"] > 0  # 2 of 3 kicks (40.27 -> 39.18 ms)
+    assert kicked.makespan_ms < climbed.makespan_ms
+    again, _ = improve_by_moves(p, heft(p), math.inf, 3000, 0, kicks=True)
+    assert again.solution.device == kicked.solution.device
+
+
 def test_the_critical_path_ends_at_the_makespan_and_is_a_chain() -> None:
     p = _training(1)
     s = heft(p)

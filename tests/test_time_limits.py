@@ -90,3 +90,18 @@ def test_time_the_polish_leaves_goes_to_cpsat_again() -> None:
     assert again.stats.cpsat_calls == once.stats.cpsat_calls + 1
     assert again.makespan_ms <= once.makespan_ms
     check_result(g, hw, again)
+
+
+def test_cpsat_keeps_its_second_half_only_when_its_first_was_productive() -> None:
+    """Deterministic: the case above with CP-SAT judged productive whatever it gains, and
+    never: the second half of its time goes to a second solve, or to the polish's kicks."""
+    g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
+    options = PlaceOptions(time_limit_s=3.0, deterministic=True)
+    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0))
+    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=1.0))
+    assert productive.stats.cpsat_productive is True and not productive.stats.moves_kicks
+    assert unproductive.stats.cpsat_productive is False
+    assert unproductive.stats.moves_kicks is not None and unproductive.stats.moves_kicks > 0
+    for result in (productive, unproductive):
+        assert result.status == "feasible"
+        check_result(g, hw, result)
