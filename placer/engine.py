@@ -123,10 +123,9 @@ class Strategy:
     moves_max_evaluations: int = 3000   # re-timings it may try (the bound in deterministic mode)
     polish_share: float = 0.1           # of the time after the decomposition, for group moves after CP-SAT
     polish_share_big: float = 0.3       # ... on graphs above big_model_ops
-    cpsat_first_share: float = 0.5      # of the monolithic CP-SAT solve's time, for a first solve; the rest ...
-    cpsat_productive_gain: float = 0.001  # ... for a second when the first shortened the incumbent this much,
-                                        # else for the polish's iterated local search (kicks), of at most
-    kicks_max_evaluations: int = 50_000  # this many re-timings (the bound in deterministic mode)
+    cpsat_productive_gain: float = 0.001  # a monolithic CP-SAT solve that shortens its hint less than this
+    kicks_max_evaluations: int = 50_000   # leaves the polish's iterated local search (kicks) what the
+                                          # climbing leaves, at most this many re-timings in all
     lns_share: float = 0.0              # of the time after the decomposition, for neighbourhood search
     lns_share_big: float = 0.0          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
@@ -503,14 +502,16 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         big = p.n_ops > run.strategy.big_model_ops
         lns_share = run.strategy.lns_share_big if big else run.strategy.lns_share
         polish_share = run.strategy.polish_share_big if big else run.strategy.polish_share
-        solver_run, productive = _solve_cpsat_in_halves(run, coarse, share=1.0 - lns_share - polish_share)
+        before_cpsat = run.best
+        solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
+        cpsat_improved = run.best is not before_cpsat
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
-        if (polish_share > 0 or not productive) and not run.proven(run.best):
-            _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish", kicks=not productive)
+        if polish_share > 0 and not run.proven(run.best):
+            _polish(run, productive=_shorter(run.best, before_cpsat, run.strategy.cpsat_productive_gain))
         if not run.proven(run.best):
             _offer_reordered(run, "justified")
-        if productive:
+        if cpsat_improved:
             _solve_cpsat_again(run, coarse)
         _raise_bound_by_cones(run, leftover=True)
     else:
@@ -637,6 +638,22 @@ def _improve_by_moves(run: _Run, seconds: float | None = None, phase: str = "gro
     run.stats.record(**{f"moves_{k}": v for k, v in counts.items()})
     if run.offer(improved, "group moves") is improved and run.best is improved and improved is not best:
         run.report("group moves incumbent", improved.makespan_ms, run.bound_ms, run.feasible_result(improved))
+
+
+def _polish(run: _Run, productive: bool) -> None:
+    """Group moves after CP-SAT, for the time left. When CP-SAT did not shorten its hint by
+    `Strategy.cpsat_productive_gain`, what the climbing leaves goes to an iterated local search
+    (kicks): deterministic mode's CP-SAT is one worker without LNS, and on some graphs it finds
+    nothing its hint does not have (separated Inception-V3 on 4 V100s: 43.5965 -> 43.5908 ms
+    for 10.75 work units). Kicks from there: GNMT in msr form, tight 4 V100s, 34.90 -> 33.93
+    ms. (With half the time for the climbing, three other answers got worse.)"""
+    run.stats.record(cpsat_productive=productive)
+    _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish", kicks=not productive)
+
+
+def _shorter(schedule: Schedule | None, than: Schedule | None, by: float) -> bool:
+    """`schedule` is shorter than `than` by the fraction `by` (any schedule beats none)."""
+    return schedule is not None and (than is None or schedule.makespan_ms <= than.makespan_ms * (1 - by))
 
 
 def _offer_reordered(run: _Run, how: Literal["resequenced", "justified"]) -> None:
@@ -842,28 +859,6 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
         run.offer(f.decode(value, p), "cpsat")
         run.raise_bound(f.lower_bound_ms(solver_run.bound or 0.0), "cpsat")
     return solver_run
-
-
-def _solve_cpsat_in_halves(run: _Run, coarse: Coarsening | None, share: float) -> tuple[SolverRun, bool]:
-    """CP-SAT for `share` of the time left, in two halves: the second only when the first
-    shortened the incumbent by `Strategy.cpsat_productive_gain` (else that time goes to the
-    polish's iterated local search). Returns the last run and whether CP-SAT was productive.
-
-    Why: deterministic mode's CP-SAT is one worker without LNS, and on some graphs it finds
-    nothing its hint does not have (separated Inception-V3 on 4 V100s: 10.75 work units for
-    43.5965 -> 43.5908 ms), where kicked hill climbing gains 1-2 ms in the same time."""
-    before = run.best
-    first = run.strategy.cpsat_first_share
-    solver_run = _solve_cpsat(run, coarse, share=share * first)
-    if solver_run.status is SolveStatus.INFEASIBLE:
-        return solver_run, True
-    productive = before is None or run.best is None or \
-        run.best.makespan_ms <= before.makespan_ms * (1 - run.strategy.cpsat_productive_gain)
-    run.stats.record(cpsat_productive=productive)
-    if productive and first < 1.0 and not run.proven(run.best):
-        # the other part of `share` of the time left before the first
-        solver_run = _solve_cpsat(run, coarse, share=share * (1 - first) / (1 - share * first))
-    return solver_run, productive
 
 
 def _solve_cpsat_again(run: _Run, coarse: Coarsening | None) -> None:

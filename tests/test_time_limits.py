@@ -92,9 +92,9 @@ def test_time_the_polish_leaves_goes_to_cpsat_again() -> None:
     check_result(g, hw, again)
 
 
-def test_cpsat_keeps_its_second_half_only_when_its_first_was_productive() -> None:
+def test_the_polish_kicks_only_after_an_unproductive_cpsat_solve() -> None:
     """Deterministic: the case above with CP-SAT judged productive whatever it gains, and
-    never: the second half of its time goes to a second solve, or to the polish's kicks."""
+    never: only the second polish goes on with kicks after climbing."""
     g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
     options = PlaceOptions(time_limit_s=3.0, deterministic=True)
     productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0))

@@ -1,25 +1,17 @@
 """Where a result loses time: loads, critical path compute and switches: probe_anatomy.py NAME RESULT."""
 import json, sys
-from placer.model import build_problem
-from placer.schema import GraphSpec, HardwareSpec
+from cases import problem, schedule_of
 from placer.schedule import retime, solution_from_starts
 from placer.neighbourhood import critical_path
 name, res = sys.argv[1], sys.argv[2]
-g = GraphSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.graph.json")))
-h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
-p = build_problem(g, h)
-r = json.load(open(res))
-dev = [p.device_index[r["placement"][o]] for o in p.ops]
-st = {e["op"]: e["start_ms"] for e in r["schedule"]}
-s = retime(p, solution_from_starts(p, dev, [st[o] for o in p.ops]))
+p = problem(name)
+s = schedule_of(p, res)
+dev = s.solution.device
 print("makespan", s.makespan_ms)
 load = [0.0]*p.n_devices
 for k in range(p.n_ops): load[dev[k]] += p.time_ms[k][dev[k]]
 print("loads", [round(x,2) for x in load], "avg", sum(load)/len(load))
 path = critical_path(p, s)
-comp = 0; comm = 0; devwait = 0
-for a, b in zip(path, path[1:]):
-    pass
 comp = sum(p.time_ms[k][dev[k]] for k in path)
 print("path ops", len(path), "compute on path", round(comp,3), "rest", round(s.makespan_ms-comp,3))
 # transitions

@@ -1,20 +1,14 @@
 """Iterated local search (kicks) from a result: probe_kicks.py NAME RESULT SECS (the prototype of improve_by_moves(kicks=True))."""
 import json, sys, time, math, random
-from placer.model import build_problem
-from placer.schema import GraphSpec, HardwareSpec
+from cases import problem, schedule_of
 from placer.schedule import retime, solution_from_starts
 from placer.local_search import improve_by_moves
 from placer.neighbourhood import critical_path
 from placer.repair import memory_overflow
 from placer.heuristics import justify
 name, res, secs = sys.argv[1], sys.argv[2], float(sys.argv[3])
-g = GraphSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.graph.json")))
-h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
-p = build_problem(g, h)
-r = json.load(open(res))
-dev = [p.device_index[r["placement"][o]] for o in p.ops]
-st = {e["op"]: e["start_ms"] for e in r["schedule"]}
-cur = retime(p, solution_from_starts(p, dev, [st[o] for o in p.ops]))
+p = problem(name)
+cur = schedule_of(p, res)
 t = time.perf_counter()
 best, c = improve_by_moves(p, cur, math.inf, 3000, 0)
 print(f"{time.perf_counter()-t:.1f}s ls {cur.makespan_ms:.4f} -> {best.makespan_ms:.4f}", flush=True)

@@ -1,7 +1,6 @@
 """A tabu search on device orders and group moves from HEFT or a result: probe_order_tabu.py NAME ITERATIONS heft|RESULT."""
 import json, sys, time, random
-from placer.model import build_problem
-from placer.schema import GraphSpec, HardwareSpec
+from cases import problem, schedule_of
 from placer.schedule import Solution, retime, solution_from_starts
 from placer.neighbourhood import critical_path
 from placer.heuristics import heft
@@ -9,16 +8,11 @@ from placer.repair import memory_overflow
 from placer.errors import SolutionCheckError
 
 name = sys.argv[1]; iters = int(sys.argv[2]); start_from = sys.argv[3]
-g = GraphSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.graph.json")))
-h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
-p = build_problem(g, h)
+p = problem(name)
 if start_from == "heft":
     cur = heft(p)
 else:
-    r = json.load(open(start_from))
-    dev = [p.device_index[r["placement"][o]] for o in p.ops]
-    st = {e["op"]: e["start_ms"] for e in r["schedule"]}
-    cur = retime(p, solution_from_starts(p, dev, [st[o] for o in p.ops]))
+    cur = schedule_of(p, start_from)
 print("start", cur.makespan_ms, flush=True)
 best = cur
 rng = random.Random(0)

@@ -1,19 +1,13 @@
 """Hill climbing by run moves (best improvement, re-timed and resequenced) from a result: probe_run_moves.py NAME RESULT."""
 import json, sys, time
-from placer.model import build_problem
-from placer.schema import GraphSpec, HardwareSpec
+from cases import problem, schedule_of
 from placer.schedule import retime, solution_from_starts
 from placer.neighbourhood import critical_path
 from placer.heuristics import justify, resequence
 from placer.repair import memory_overflow
 name, res = sys.argv[1], sys.argv[2]
-g = GraphSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.graph.json")))
-h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
-p = build_problem(g, h)
-r = json.load(open(res))
-dev = [p.device_index[r["placement"][o]] for o in p.ops]
-st = {e["op"]: e["start_ms"] for e in r["schedule"]}
-cur = retime(p, solution_from_starts(p, dev, [st[o] for o in p.ops]))
+p = problem(name)
+cur = schedule_of(p, res)
 print("start", cur.makespan_ms)
 t0 = time.perf_counter(); evals = 0
 def evaluate(device, cur):
