@@ -3,9 +3,10 @@
 The exact models stall on graphs of thousands of ops, but one re-timing of a candidate
 takes milliseconds. A move takes one group (or a run of them) off its device and puts it
 on another (the per-device orders follow the incumbent's start times, so they stay
-consistent with the graph); it is kept when the re-timed makespan shrinks and memory still fits. Only groups
-with an op on the incumbent's critical path can shorten it, so those are tried, in a
-seeded random order, and the critical path is recomputed after every accepted move.
+consistent with the graph); it is kept when the re-timed makespan shrinks and memory
+still fits. Only groups with an op on the incumbent's critical path can shorten it, so
+those are tried, in a seeded random order, and the critical path is recomputed after
+every accepted move.
 Once no move helps, each move is checked more thoroughly (and dearly): also resequenced,
 then (on request) also double-justified, and (on request) the search goes on from random
 changes of the best answer (an iterated local search). Any graph, no structure assumed;
@@ -47,7 +48,8 @@ class _Effort:
 
 
 def improve_by_moves(problem: Problem, incumbent: Schedule, time_budget_s: float, max_evaluations: int,
-                     seed: int = 0, justifying: bool = False, kicks: bool = False) -> tuple[Schedule, dict[str, int]]:
+                     seed: int = 0, justifying: bool = False,
+                     kicks: bool = False) -> tuple[Schedule, dict[str, int]]:
     """The incumbent after improving group moves (or itself), and counts for the stats.
 
     A move puts one group of the critical path, or several next to each other on it
@@ -59,9 +61,8 @@ def improve_by_moves(problem: Problem, incumbent: Schedule, time_budget_s: float
 
     With `kicks`, what is left after that is an iterated local search: one to three random
     groups of the best schedule's critical path on random devices, climbed from there
-    (re-timed and resequenced moves), kept when better. Hill climbing stops where every single
-    step costs first (separated Inception-V3 on 4 V100s, the engine's deterministic answer:
-    42.55 ms after climbing, 41.61 after 69 kicks)."""
+    (re-timed and resequenced moves), kept when better: hill climbing stops where every
+    single step costs first (a separated 80-op training graph on 4 GPUs: 40.27 -> 39.18 ms)."""
     rng = random.Random(seed)
     effort = _Effort(time_budget_s, max_evaluations)
     if problem.n_devices < 2:

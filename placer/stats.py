@@ -59,9 +59,8 @@ class SolveStats(BaseModel):
                                      "heuristics, or to build it)")
     cpsat_skipped: str | None = Field(None, description="why the monolithic CP-SAT model was not solved "
                                       "(no time left)")
-    cpsat_productive: bool | None = Field(None, description="the first half of the monolithic CP-SAT solve "
-                                          "shortened the incumbent enough to get the second (else the polish "
-                                          "got it)")
+    cpsat_productive: bool | None = Field(None, description="the monolithic CP-SAT solve shortened its hint by "
+                                          "Strategy.cpsat_productive_gain (else the polish went on with kicks)")
     cpsat_again_s: float | None = Field(None, description="limit (s) of the second monolithic CP-SAT solve, from "
                                         "the polished incumbent with the time the polish left")
     # portfolio members of the whole model on a pool (placer.portfolio; --workers, --ray)
@@ -116,7 +115,8 @@ class SolveStats(BaseModel):
     moves_moves: int | None = None
     moves_run_moves: int | None = Field(None, description="group moves of several groups next to each other "
                                         "on the critical path")
-    moves_kicks: int | None = Field(None, description="random changes the polish's iterated local search climbed from")
+    moves_kicks: int | None = Field(None, description="random changes the polish's iterated local search "
+                                    "climbed from")
     moves_kicks_improved: int | None = Field(None, description="kicks whose climb ended below the best")
     moves_resequenced: int | None = Field(None, description="group moves found once each move was also resequenced")
     moves_justified: int | None = Field(None, description="group moves found once each move was also double-justified")
