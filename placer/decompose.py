@@ -754,6 +754,10 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     if not in_pool:
         last = {c: first_pass_s * sizes[c] / max(1, sum(sizes[x] for x in distinct)) for c in distinct}
     rounds = _Rounds(last, dict(last))
+    if relaxed is not None and problem.memory_exceeds_a_device():
+        # where memory binds, the stitch's re-fits may take all the time after it: the
+        # relaxation's rounds come before it
+        rounds.relaxed_open = set(distinct)
     close_gaps = (partial(_close_gaps_in_pool, pool, shared, budget, solved, copies, rounds, step) if in_pool else
                   partial(_close_gaps, shared, budget, solved, copies, rounds, step))
     close_gaps(began + time_limit_s)

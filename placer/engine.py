@@ -468,11 +468,12 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if run.proven(run.best):
             run.stats.proof = "the series decomposition meets its bound"
             return run.finish()
-        if decomposed and p.n_ops > run.strategy.monolithic_max_ops \
-                and run.budget.remaining() < run.strategy.monolithic_min_share * options.time_limit_s:
-            # the monolithic model of a big graph spends seconds in CP-SAT's first
-            # propagation (beyond its time limit): worth it only with time to spare
-            return run.finish()
+        # the monolithic model of a big graph spends seconds in CP-SAT's first propagation
+        # (beyond its time limit): worth it only with time to spare. The cheap steps before it
+        # still run: where the decomposition's answer was lost (its stitch overflowed a tight
+        # machine's memory) they are all that improves on the heuristics
+        monolithic = not (decomposed and p.n_ops > run.strategy.monolithic_max_ops
+                          and run.budget.remaining() < run.strategy.monolithic_min_share * options.time_limit_s)
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
             run.stats.record(cpsat_skipped="no time left after the decomposition")
             return run.finish()
@@ -489,7 +490,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
         _improve_by_windows(run, run.strategy.windows_share)
-        if run.proven(run.best):
+        if run.proven(run.best) or not monolithic:
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
             # building the model alone takes longer (0.2 s for 300 ops on 4 devices)
