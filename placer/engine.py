@@ -490,7 +490,10 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             run.stats.proof = "a heuristic meets the bound the cones raised"
             return run.finish()
         _improve_by_windows(run, run.strategy.windows_share)
-        if run.proven(run.best) or not monolithic:
+        if run.proven(run.best):
+            return run.finish()
+        if not monolithic:
+            run.stats.record(cpsat_skipped="the decomposition left too little time for the monolithic model")
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
             # building the model alone takes longer (0.2 s for 300 ops on 4 devices)
