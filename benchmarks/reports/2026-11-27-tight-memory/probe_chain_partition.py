@@ -1,38 +1,49 @@
-"""probe: memory-balanced contiguous partition of groups (topological order) along the device chain, resequenced"""
-import sys, time
-sys.path.insert(0, '/work/main/benchmarks/reports/2026-11-27-kicks')
-from cases import problem
-from placer.heuristics import resequence, _device_chain, heft
+"""A memory-balanced chain partition as a start (tried, not kept): groups in topological
+order of their first op, cut into contiguous blocks of about total/n memory (never above a
+device's capacity) along the device chain, resequenced; HEFT beside it.
+
+    PYTHONPATH=../../..:../2026-11-27-kicks python probe_chain_partition.py CASE...
+"""
+import sys
+from collections import deque
+
+from cases import problem  # ../2026-11-27-kicks/cases.py
+from placer.heuristics import _device_chain, heft, resequence
 from placer.repair import memory_overflow
-from placer.local_search import improve_by_moves
-from placer.schedule import earliest_times
+
+
+def topological_order(p) -> list[int]:
+    waiting = [len(p.preds[k]) for k in range(p.n_ops)]
+    ready, order = deque(k for k in range(p.n_ops) if waiting[k] == 0), []
+    while ready:
+        k = ready.popleft()
+        order.append(k)
+        for i in p.succs[k]:
+            v = p.edges[i].dst
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    return order
+
+
 for name in sys.argv[1:]:
     p = problem(name)
-    order = p.topological_order if hasattr(p, 'topological_order') else None
-    # topo order
-    import collections
-    indeg = [len(p.preds[k]) for k in range(p.n_ops)]
-    q = collections.deque(k for k in range(p.n_ops) if indeg[k] == 0); topo = []
-    while q:
-        k = q.popleft(); topo.append(k)
-        for i in p.succs[k]:
-            v = p.edges[i].dst; indeg[v] -= 1
-            if indeg[v] == 0: q.append(v)
-    pos = {k: i for i, k in enumerate(topo)}
-    gfirst = sorted(range(len(p.groups)), key=lambda g: min(pos[k] for k in p.groups[g]))
-    mem = [p.group_memory_bytes(g) for g in range(len(p.groups))]
-    total = sum(mem); cap = min(c for c in p.capacity_bytes)
+    position = {k: i for i, k in enumerate(topological_order(p))}
+    groups = sorted(range(len(p.groups)), key=lambda g: min(position[k] for k in p.groups[g]))
+    memory = [p.group_memory_bytes(g) for g in range(len(p.groups))]
+    capacity = min(c for c in p.capacity_bytes)
     chain = _device_chain(p)
     for share in (1.0, 1.05):
-        target = share * total / p.n_devices
-        dev_of_g = {}; j = 0; used = 0
-        for g in gfirst:
-            if (used + mem[g] > target and used > 0 and j < p.n_devices - 1) or used + mem[g] > cap:
-                j += 1; used = 0
-            dev_of_g[g] = chain[min(j, p.n_devices-1)]; used += mem[g]
-        device = [dev_of_g[p.group[k]] for k in range(p.n_ops)]
-        over = sum(memory_overflow(p, device))
-        t = time.perf_counter()
+        target = share * sum(memory) / p.n_devices
+        device_of_group, j, used = {}, 0, 0
+        for g in groups:
+            if (used + memory[g] > target and used > 0 and j < p.n_devices - 1) or used + memory[g] > capacity:
+                j, used = j + 1, 0
+            device_of_group[g] = chain[min(j, p.n_devices - 1)]
+            used += memory[g]
+        device = [device_of_group[p.group[k]] for k in range(p.n_ops)]
         s = resequence(p, device)
-        print(name, share, "overflow", over, "devices used", len(set(device)), "makespan", s and round(s.makespan_ms, 3), f"{time.perf_counter()-t:.2f}s", flush=True)
-    h = heft(p); print("  heft", h and round(h.makespan_ms, 3))
+        print(name, share, "overflow", sum(memory_overflow(p, device)), "devices used", len(set(device)),
+              "makespan", s and round(s.makespan_ms, 3), flush=True)
+    h = heft(p)
+    print("  heft", h and round(h.makespan_ms, 3))
