@@ -110,9 +110,9 @@ def test_the_polish_kicks_only_after_an_unproductive_cpsat_solve() -> None:
 def test_a_big_graph_without_time_for_its_monolithic_model_still_gets_group_moves() -> None:
     """Deterministic: a decomposed graph treated as big (`monolithic_max_ops`), unproven after
     its decomposition, with less time left than `monolithic_min_share` asks for: the
-    monolithic model is skipped, the group moves before it are not
-    (on a memory-tight machine the stitched answer may be lost, and they are all that
-    improves on the heuristics: per-head BERT-12 on a tight DGX-1, 41.25 -> 40.32 ms)."""
+    monolithic model is skipped, the group moves before it are not. (On a memory-tight
+    machine the stitched answer may be lost, and they are all that improves on the
+    heuristics: per-head BERT-12 on a tight DGX-1, 41.25 -> 40.32 ms.)"""
     from benchmarks.graphs import separated_training
 
     g = parse_graph(separated_training(training_step(layered(60, seed=2, ccr=1.0))))
