@@ -19,9 +19,10 @@ from benchmarks.fuzz import judge, preload, random_case, run_case, write_report
 # and two that failed every earlier retry of it; HiGHS's default tolerance: an optimal objective
 # below its own decoded schedule, and a wrong "optimal" on flow routing; HiGHS's feasibility jump
 # answer rejected by its own final check at every tolerance; and that rejection up to 1e-7
-# whatever heuristics run, and up to 1e-6 on flow routing)
+# whatever heuristics run, and up to 1e-6 on flow routing; and a "Solve error" at every tolerance
+# with presolve on)
 CASES = [(0, 0), (1, 0), (21, 0), (35, 0), (3, 0), (51, 1000), (61, 1000), (2446, 0), (301, 4000), (559, 4000),
-         (747, 5000), (223, 8000), (261, 8000), (302, 9000), (208, 15000), (94, 15000)]
+         (747, 5000), (223, 8000), (261, 8000), (302, 9000), (208, 15000), (94, 15000), (119, 19000)]
 
 
 @pytest.fixture(scope="module")
