@@ -1,35 +1,19 @@
 """A memory-balanced chain partition as a start (tried, not kept): groups in topological
-order of their first op, cut into contiguous blocks of about total/n memory (never above a
-device's capacity) along the device chain, resequenced; HEFT beside it.
+order of their first op (a Problem lists its ops so), cut into contiguous blocks of about
+total/n memory (never above a device's capacity) along the device chain, resequenced;
+HEFT beside it.
 
     PYTHONPATH=../../..:../2026-11-27-kicks python probe_chain_partition.py CASE...
 """
 import sys
-from collections import deque
 
 from cases import problem  # ../2026-11-27-kicks/cases.py
 from placer.heuristics import _device_chain, heft, resequence
 from placer.repair import memory_overflow
 
-
-def topological_order(p) -> list[int]:
-    waiting = [len(p.preds[k]) for k in range(p.n_ops)]
-    ready, order = deque(k for k in range(p.n_ops) if waiting[k] == 0), []
-    while ready:
-        k = ready.popleft()
-        order.append(k)
-        for i in p.succs[k]:
-            v = p.edges[i].dst
-            waiting[v] -= 1
-            if waiting[v] == 0:
-                ready.append(v)
-    return order
-
-
 for name in sys.argv[1:]:
     p = problem(name)
-    position = {k: i for i, k in enumerate(topological_order(p))}
-    groups = sorted(range(len(p.groups)), key=lambda g: min(position[k] for k in p.groups[g]))
+    groups = sorted(range(len(p.groups)), key=lambda g: min(p.groups[g]))  # ops are in topological order
     memory = [p.group_memory_bytes(g) for g in range(len(p.groups))]
     capacity = min(c for c in p.capacity_bytes)
     chain = _device_chain(p)
