@@ -165,10 +165,10 @@ def _solve_highs(prob: Any, deadline: float, threads: int, relative_gap: float, 
     heuristic, restarts or any heuristics at all; at HiGHS's default (1e-6) it is optimal, 2.6 ms,
     as CBC and CP-SAT prove. Seed 15094 (flow routing, 5 ops, 3 unlike GPUs, memory, groups)
     fails the same way up to 1e-6, with presolve on or off, and solves at 1e-5 (2.4675 ms, as
-    CBC and CP-SAT prove). Those two close the list: the answer is re-timed, so a looser row
-    moves only the objective, never the schedule; every earlier case solves before them.
-    Seed 19119 (5 ops, 3 unlike GPUs behind a switch, a group, analytic costs) fails at 1e-5
-    too, and solves at 1e-5 without presolve (2.8475 ms, as CBC and CP-SAT prove): the last try.
+    CBC and CP-SAT prove). The answer is re-timed, so a looser row moves only the objective,
+    never the schedule; every earlier case solves before those two. Seed 19119 (5 ops, 3 unlike
+    GPUs behind a switch, a group, analytic costs) fails at 1e-5 too, and solves at 1e-5
+    without presolve (2.8475 ms, as CBC and CP-SAT prove): the last try.
     """
     start = [v.varValue for v in prob.variables()]  # the warm start; a failed run may overwrite it
     options = {"msg": False, "gapRel": relative_gap, "gapAbs": 0.0, "threads": threads, **_HIGHS_DEFAULTS}
