@@ -93,6 +93,8 @@ class SolveStats(BaseModel):
         None, description="makespan after components moved to other devices (relabelled by hardware "
         "automorphisms), where that shortened the stitched schedule")
     decomposition_refitted_components: int | None = None
+    decomposition_refits_reused: int | None = Field(
+        None, description="components stitched with the answer re-fitted for an earlier one of their shape")
     decomposition_chain_loads_ms: float | None = Field(
         None, description="bound of the components coupled through device loads (placer.chain_loads): the "
         "dangling ops colocated with the chain add work to its devices")

@@ -395,3 +395,37 @@ def test_a_component_search_stops_at_an_answer_good_enough() -> None:
                                good_enough_ms=free.objective_ms)
     assert not first.optimal and first.objective_ms > free.objective_ms
     assert matched.objective_ms == pytest.approx(free.objective_ms)
+
+
+@pytest.mark.parametrize(("entry", "exit_", "refitted", "reused"), [(0, 1, 1, 6), (1, 1, None, None)])
+def test_a_re_fitted_answer_serves_the_later_components_of_its_shape(entry: int, exit_: int, refitted: int | None,
+                                                                     reused: int | None) -> None:
+    """On hardware whose only automorphism is the identity, an answer that moves the time
+    cuts from device a to device b cannot be relabelled onto the next copy (its entry is on
+    b): the second component is re-fitted once, and the later ones take that answer (seven
+    re-fits before, of which six found what the first had). An answer whose cuts stay on b
+    needs no re-fit at all: the first cut goes where the first component's answer has it
+    (it went to a, and the first component was re-fitted)."""
+    from placer.decompose import _copy_answer, _local_segments, _shape, _solve_component, _stitch
+    from placer.repair import is_placement_feasible
+    from placer.stats import SolveStats
+
+    hw = {"devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
+          "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 2.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 1.0}]}
+    p = build_problem(parse_graph(training_step(repeated_diamonds(8))), parse_hardware(hw))
+    dec = decompose(p)
+    assert dec is not None
+    shapes = [_shape(p, dec, comp) for comp in dec.components]
+    source = [shapes.index(s) for s in shapes]
+    assert source == [0] * 8
+    _, _, first_cut, last_cut = _local_segments(dec, dec.components[0])[0]
+    budget = Budget(60, deterministic=True, threads=1)
+    moving = _solve_component(p, dec, dec.components[0], 10, budget, None,
+                              fixed={p.group[first_cut]: entry, p.group[last_cut]: exit_})
+    answers = [moving] + [_copy_answer(p, dec, moving, dec.components[0], comp) for comp in dec.components[1:]]
+    stats = SolveStats()
+    stitch = _stitch(p, dec, answers, budget, budget.spent() + 30, stats, False, lambda message: None, source)
+    assert stitch is not None
+    assert stats.decomposition_refitted_components == refitted and stats.decomposition_refits_reused == reused
+    assert is_placement_feasible(p, stitch.schedule.solution.device)
+    assert retime(p, stitch.schedule.solution).makespan_ms == pytest.approx(stitch.schedule.makespan_ms)
