@@ -1091,8 +1091,8 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
     Walking time order, each component is relabelled onto the cut devices already chosen.
     With `balance_memory` (some device cannot hold the graph) each component is relabelled
     onto the devices with the most room (`_automorphism`); `step` hears of re-fits (progress);
-    `source[c]`: the component whose answer c's copies (same shape); `cuts_follow_memory`:
-    see `_Assignment.follow`.
+    `source[c]`: the first component of c's shape (c's answer is a copy of its answer);
+    `cuts_follow_memory`: see `_Assignment.follow`.
 
     Where no automorphism maps a component onto the cut devices chosen, the answers re-fitted
     for earlier components of its shape are tried before a re-fit of its own: on a machine
@@ -1122,15 +1122,14 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
     def relabel(c: int, assigned: _Assignment) -> list[int] | None:
         ans = answers[c]
         sigma = automorphism(ans, assigned)
-        for earlier in (c2 for c2 in refitted if source[c2] == source[c]) if sigma is None else ():
-            ans = _copy_answer(problem, dec, answers[earlier], dec.components[earlier], dec.components[c])
-            sigma = automorphism(ans, assigned)
+        for earlier in [x for x in refitted if source[x] == source[c]] if sigma is None else []:
+            copied = _copy_answer(problem, dec, answers[earlier], dec.components[earlier], dec.components[c])
+            sigma = automorphism(copied, assigned)
             if sigma is not None:
-                answers[c] = ans
+                answers[c] = copied
                 stats.decomposition_refits_reused = (stats.decomposition_refits_reused or 0) + 1
                 break
         if sigma is None:
-            ans = answers[c]
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
             # the time left (at least refit_s in all), shared by the components still to stitch
             # (a larger share for a re-fit that may serve later copies took the time the
