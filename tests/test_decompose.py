@@ -397,18 +397,11 @@ def test_a_component_search_stops_at_an_answer_good_enough() -> None:
     assert matched.objective_ms == pytest.approx(free.objective_ms)
 
 
-@pytest.mark.parametrize(("entry", "exit_", "refitted", "reused"), [(0, 1, 1, 6), (1, 1, None, None)])
-def test_a_re_fitted_answer_serves_the_later_components_of_its_shape(entry: int, exit_: int, refitted: int | None,
-                                                                     reused: int | None) -> None:
-    """On hardware whose only automorphism is the identity, an answer that moves the time
-    cuts from device a to device b cannot be relabelled onto the next copy (its entry is on
-    b): the second component is re-fitted once, and the later ones take that answer (seven
-    re-fits before, of which six found what the first had). An answer whose cuts stay on b
-    needs no re-fit at all: the first cut goes where the first component's answer has it
-    (it went to a, and the first component was re-fitted)."""
-    from placer.decompose import _copy_answer, _local_segments, _shape, _solve_component, _stitch
-    from placer.repair import is_placement_feasible
-    from placer.stats import SolveStats
+def _chain_of_copies(entry: int, exit_: int) -> tuple:
+    """Eight same-shaped training-step components on a 3-GPU path whose only automorphism is
+    the identity, each with the answer that puts its first time cut on `entry` and its last
+    on `exit_`: (problem, decomposition, answers, source, budget)."""
+    from placer.decompose import _copy_answer, _local_segments, _shape, _solve_component
 
     hw = {"devices": [{"id": "a"}, {"id": "b"}, {"id": "c"}],
           "links": [{"a": "a", "b": "b", "bandwidth_gb_per_s": 2.0}, {"a": "b", "b": "c", "bandwidth_gb_per_s": 1.0}]}
@@ -420,12 +413,59 @@ def test_a_re_fitted_answer_serves_the_later_components_of_its_shape(entry: int,
     assert source == [0] * 8
     _, _, first_cut, last_cut = _local_segments(dec, dec.components[0])[0]
     budget = Budget(60, deterministic=True, threads=1)
-    moving = _solve_component(p, dec, dec.components[0], 10, budget, None,
+    answer = _solve_component(p, dec, dec.components[0], 10, budget, None,
                               fixed={p.group[first_cut]: entry, p.group[last_cut]: exit_})
-    answers = [moving] + [_copy_answer(p, dec, moving, dec.components[0], comp) for comp in dec.components[1:]]
+    answers = [answer] + [_copy_answer(p, dec, answer, dec.components[0], comp) for comp in dec.components[1:]]
+    return p, dec, answers, source, budget
+
+
+@pytest.mark.parametrize(("entry", "exit_", "refitted", "reused"), [(0, 1, 1, 6), (1, 1, None, None)])
+def test_a_re_fitted_answer_serves_the_later_components_of_its_shape(entry: int, exit_: int, refitted: int | None,
+                                                                     reused: int | None) -> None:
+    """An answer that moves the time cuts from device a to device b cannot be relabelled
+    onto the next copy (its entry is on b): the second component is re-fitted once, and the
+    later ones take that answer (seven re-fits before, of which six found what the first
+    had). An answer whose cuts stay on b needs no re-fit at all: the first cut goes where
+    the first component's answer has it (it went to a, and the first component was re-fitted)."""
+    from placer.decompose import _stitch
+    from placer.repair import is_placement_feasible
+    from placer.stats import SolveStats
+
+    p, dec, answers, source, budget = _chain_of_copies(entry, exit_)
     stats = SolveStats()
     stitch = _stitch(p, dec, answers, budget, budget.spent() + 30, stats, False, lambda message: None, source)
     assert stitch is not None
     assert stats.decomposition_refitted_components == refitted and stats.decomposition_refits_reused == reused
     assert is_placement_feasible(p, stitch.schedule.solution.device)
     assert retime(p, stitch.schedule.solution).makespan_ms == pytest.approx(stitch.schedule.makespan_ms)
+
+
+def test_a_re_fit_that_serves_later_copies_is_improved_in_their_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A re-fit worse than the free answer is solved again, from its answer, when a later
+    component takes it (in the time that component's own re-fit would have had), and the
+    copies after that take the better answer. Here the first re-fit is made to look 1 ms
+    worse than it is: the second try finds the true answer, and the search stops once a
+    try gains nothing."""
+    import dataclasses
+
+    import placer.decompose as decompose_module
+
+    p, dec, answers, source, budget = _chain_of_copies(0, 1)
+    real = decompose_module._solve_component
+    calls: list[float] = []
+
+    def first_one_worse(*args: object, **kwargs: object) -> object:
+        answer = real(*args, **kwargs)
+        calls.append(answer.objective_ms)
+        return dataclasses.replace(answer, objective_ms=answer.objective_ms + 1.0) if len(calls) == 1 else answer
+
+    monkeypatch.setattr(decompose_module, "_solve_component", first_one_worse)
+    steps: list[str] = []
+    stats = decompose_module.SolveStats()
+    stitch = decompose_module._stitch(p, dec, answers, budget, budget.spent() + 30, stats, False, steps.append,
+                                      source)
+    assert stitch is not None
+    assert stats.decomposition_refitted_components == 1 and stats.decomposition_refits_reused == 6
+    assert [m.split(" (")[0] for m in steps] == ["re-fitting component 2 onto the cut devices chosen",
+                                                 "re-fitting component 2 again for component 3"]
+    assert [a.objective_ms for a in stitch.answers[1:]] == pytest.approx([calls[0]] * 7)
