@@ -27,7 +27,7 @@ from __future__ import annotations
 import math
 import time
 from bisect import bisect_right
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, partial
@@ -1103,8 +1103,6 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         return None
     sigmas: list[list[int]] = [[] for _ in answers]  # [] until the walk meets the component
     refitted: list[int] = []
-    free_ms: dict[int, float] = {}   # re-fitted component -> its free answer's objective, while worth improving
-    held_by = Counter(g for ans in answers for g in ans.device_of_group)  # groups shared by components
 
     def automorphism(ans: _ComponentAnswer, assigned: _Assignment) -> list[int] | None:
         fixed = {ans.device_of_group[g]: assigned[g] for g in ans.device_of_group if g in assigned}
@@ -1121,65 +1119,30 @@ def _stitch(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         valid = not clash and len(set(fixed.values())) == len(fixed)
         return _automorphism(problem, fixed, load, room) if valid else None
 
-    def share_s() -> float:
-        """The time left (at least refit_s in all), shared by the components still to stitch
-        (a larger share for a re-fit that may serve later copies took the time the proofs
-        after the stitch need: per-head BERT-12 on the DGX-1, bound 33.75 -> 30.60 ms)."""
-        return max(0.1, (deadline - budget.spent()) / sum(not s for s in sigmas))
-
-    def improve(earlier: int, c: int, assigned: _Assignment) -> None:
-        """Re-fit `earlier` again, from its answer, in the time c's own re-fit would have had:
-        its answer serves c too (GPT per head: 0.98 ms a layer after one re-fit of 0.7 s,
-        where the free answer has 0.67, copied into 14 layers). Its groups shared with other
-        components stay where they are; it stops once a try gains nothing."""
-        ans, share = answers[earlier], share_s()
-        pinned = {g: assigned[g] for g in ans.device_of_group if held_by[g] > 1}
-        step(f"re-fitting component {earlier + 1} again for component {c + 1} (limit {share:.1f} s)")
-        again = _solve_component(problem, dec, dec.components[earlier], share, budget, ans, pinned,
-                                 good_enough_ms=free_ms[earlier])
-        if not again.device_of_group or again.objective_ms >= ans.objective_ms * (1 - 1e-9):
-            del free_ms[earlier]
-            return
-        answers[earlier] = again
-        for g, d in again.device_of_group.items():
-            assigned[g] = d
-        if again.objective_ms <= free_ms[earlier] * (1 + 1e-9):
-            del free_ms[earlier]
-
     def relabel(c: int, assigned: _Assignment) -> list[int] | None:
         ans = answers[c]
         sigma = automorphism(ans, assigned)
         for earlier in [x for x in refitted if source[x] == source[c]] if sigma is None else []:
             copied = _copy_answer(problem, dec, answers[earlier], dec.components[earlier], dec.components[c])
             sigma = automorphism(copied, assigned)
-            if sigma is None:
-                continue
-            if earlier in free_ms:
-                improve(earlier, c, assigned)
-                better = _copy_answer(problem, dec, answers[earlier], dec.components[earlier], dec.components[c])
-                better_sigma = automorphism(better, assigned)  # (the groups it shares kept their devices)
-                if better_sigma is not None:
-                    copied, sigma = better, better_sigma
-            answers[c] = copied
-            stats.decomposition_refits_reused = (stats.decomposition_refits_reused or 0) + 1
-            break
+            if sigma is not None:
+                answers[c] = copied
+                stats.decomposition_refits_reused = (stats.decomposition_refits_reused or 0) + 1
+                break
         if sigma is None:
             pinned = {g: assigned[g] for g in ans.device_of_group if g in assigned}
-            share = share_s()
+            # the time left (at least refit_s in all), shared by the components still to stitch
+            # (a larger share for a re-fit that may serve later copies took the time the
+            # proofs after the stitch need: per-head BERT-12 on the DGX-1, bound 33.75 -> 30.60)
+            share = max(0.1, (deadline - budget.spent()) / sum(not s for s in sigmas))
             step(f"re-fitting component {c + 1} onto the cut devices chosen (limit {share:.1f} s)")
-            free = ans.objective_ms
             ans = answers[c] = _solve_component(problem, dec, dec.components[c], share, budget, ans, pinned,
-                                                good_enough_ms=free)
+                                                good_enough_ms=ans.objective_ms)
             if not ans.device_of_group:
                 stats.decomposition_failed = f"component {c} cannot be fitted: {ans.status}"
                 return None
             sigma = list(range(problem.n_devices))
             refitted.append(c)
-            if ans.objective_ms > free * (1 + 1e-9) and not balance_memory:
-                # (where memory binds, the stitch depends on where the copies' memory goes more
-                # than on their spans: per-head BERT-12 on the tight DGX-1, deterministic, 40.17
-                # -> 40.32 ms with the improved re-fit)
-                free_ms[c] = free
             stats.decomposition_refitted_components = (stats.decomposition_refitted_components or 0) + 1
         sigmas[c] = sigma
         return sigma
