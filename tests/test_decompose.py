@@ -424,9 +424,9 @@ def test_a_re_fitted_answer_serves_the_later_components_of_its_shape(entry: int,
                                                                      reused: int | None) -> None:
     """An answer that moves the time cuts from device a to device b cannot be relabelled
     onto the next copy (its entry is on b): the second component is re-fitted once, and the
-    later ones take that answer (seven re-fits before, of which six found what the first
-    had). An answer whose cuts stay on b needs no re-fit at all: the first cut goes where
-    the first component's answer has it (it went to a, and the first component was re-fitted)."""
+    later ones take that answer (seven re-fits before). An answer whose cuts stay on b needs
+    no re-fit at all: the first cut goes where the first component's answer has it (it went
+    to a, and the first component was re-fitted)."""
     from placer.decompose import _stitch
     from placer.repair import is_placement_feasible
     from placer.stats import SolveStats
