@@ -1270,10 +1270,12 @@ def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         entry, _ = dec.boundary(j)
         c = dec.component_of_segment.get(j)
         if entry is not None and problem.group[entry] not in assigned:
-            # the first cut goes where its component's answer has it: elsewhere, on hardware
-            # whose automorphisms do not reach every device, that component needs a re-fit
-            first = answers[c].device_of_group.get(problem.group[entry], 0) if c is not None else 0
-            prev = device[dec.cuts[dec.cuts.index(entry) - 1]] if dec.cuts.index(entry) > 0 else first
+            i = dec.cuts.index(entry)
+            if i > 0:
+                prev = device[dec.cuts[i - 1]]
+            else:  # the first cut goes where its component's answer has it: elsewhere, on hardware
+                # whose automorphisms do not reach every device, that component needs a re-fit
+                prev = answers[c].device_of_group.get(problem.group[entry], 0) if c is not None else 0
             assigned.follow(problem.group[entry], prev, cuts_follow_memory)
         if entry is not None:
             device[entry] = assigned[problem.group[entry]]
