@@ -509,6 +509,11 @@ def _priced_switches(dec: Decomposition, comp: list[int]) -> list[tuple[int, int
     return [(dec.cuts[j - 1], dec.cuts[j]) for j, owner in sorted(dec.switches.items()) if owner == c]
 
 
+def _alike(problem: Problem, a: int, b: int) -> bool:
+    """Devices a and b run every op equally fast and hold equally much."""
+    return problem.capacity_bytes[a] == problem.capacity_bytes[b] and all(row[a] == row[b] for row in problem.time_ms)
+
+
 def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | None = None,
                   room: list[float] | None = None) -> list[int] | None:
     """A permutation of devices preserving durations, memory and route costs, with sigma[a] = b
@@ -521,11 +526,6 @@ def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | Non
     n = problem.n_devices
     prof = problem.router.cost_profile
     names = problem.devices
-
-    def compatible(a: int, b: int) -> bool:
-        return problem.capacity_bytes[a] == problem.capacity_bytes[b] and all(
-            row[a] == row[b] for row in problem.time_ms)
-
     sigma = [-1] * n
     used = [False] * n
 
@@ -540,7 +540,7 @@ def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | Non
             return None
         sigma[a], used[b] = b, True
     for a in fixed:
-        if not compatible(a, sigma[a]) or not consistent(a):
+        if not _alike(problem, a, sigma[a]) or not consistent(a):
             return None
     free = [a for a in range(n) if sigma[a] < 0]
     targets = list(range(n))
@@ -553,7 +553,7 @@ def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | Non
             return True
         a = free[i]
         for b in targets:
-            if not used[b] and compatible(a, b):
+            if not used[b] and _alike(problem, a, b):
                 sigma[a], used[b] = b, True
                 if consistent(a) and extend(i + 1):
                     return True
@@ -567,23 +567,26 @@ _NEAREST_MAX_FREE = 7  # devices a nearest relabelling permutes at most (7! = 5,
 
 
 def _nearest_relabelling(problem: Problem, fixed: dict[int, int]) -> list[int] | None:
-    """The permutation of devices with sigma[a] = b for every (a, b) in `fixed` that breaks
-    the fewest route costs between device pairs (an automorphism breaks none); None where
-    more than `_NEAREST_MAX_FREE` devices are free. A re-fit's hint: the free answer moved
-    onto the cut devices chosen keeps its structure, where the free answer as it is puts its
-    cuts on the wrong devices (GPT per head on the DGX-1: re-fit 0.98 -> 0.74 ms a layer)."""
+    """The permutation of devices with sigma[a] = b for every (a, b) in `fixed` that moves the
+    fewest devices onto unlike ones (slower or smaller) and then breaks the fewest route costs
+    between device pairs (an automorphism does neither); None where more than
+    `_NEAREST_MAX_FREE` devices are free. A re-fit's hint: the free answer moved onto the cut
+    devices chosen keeps its structure, where the free answer as it is puts its cuts on the
+    wrong devices (GPT per head on the DGX-1: re-fit 0.98 -> 0.74 ms a layer)."""
     n = problem.n_devices
     free = [a for a in range(n) if a not in fixed]
     if len(free) > _NEAREST_MAX_FREE or len(set(fixed.values())) < len(fixed):
         return None
     prof = [[problem.router.cost_profile(problem.devices[a], problem.devices[b]) for b in range(n)] for a in range(n)]
+    alike = [[_alike(problem, a, b) for b in range(n)] for a in range(n)]
     best: list[int] | None = None
-    fewest = math.inf
+    fewest = (math.inf, math.inf)
     for targets in itertools.permutations([b for b in range(n) if b not in fixed.values()]):
         sigma = [0] * n
         for a, b in [*fixed.items(), *zip(free, targets)]:
             sigma[a] = b
-        broken = sum(prof[a][b] != prof[sigma[a]][sigma[b]] for a, b in itertools.combinations(range(n), 2))
+        broken = (sum(not alike[a][sigma[a]] for a in range(n)),
+                  sum(prof[a][b] != prof[sigma[a]][sigma[b]] for a, b in itertools.combinations(range(n), 2)))
         if broken < fewest:
             best, fewest = sigma, broken
     return best

@@ -463,3 +463,18 @@ def test_the_nearest_relabelling_keeps_the_cut_device_and_breaks_the_fewest_rout
     assert to_3[0] == 3 and sorted(to_3) == list(range(8))
     assert 0 < broken(to_3) <= broken([3, 1, 2, 0, 4, 5, 6, 7])
     assert _nearest_relabelling(p, {0: 3, 1: 3}) is None  # (no permutation)
+
+
+def test_the_nearest_relabelling_moves_devices_onto_alike_ones() -> None:
+    """On a machine whose GPUs alternate 2 GB and 1 GB, all links equal, every permutation
+    keeps the route costs: the nearest one sends each GPU to a GPU of its own size (the first
+    permutation tried would move gpu1's answer onto gpu0)."""
+    from placer.decompose import _alike, _nearest_relabelling
+
+    hw = fully_connected_hardware(4)
+    for i, device in enumerate(hw["devices"]):
+        device["memory_bytes"] = 2_000_000_000 if i % 2 == 0 else 1_000_000_000
+    p = build_problem(parse_graph(graph([("a", 1.0)], [])), parse_hardware(hw))
+    sigma = _nearest_relabelling(p, {0: 2})
+    assert sigma is not None and sigma[0] == 2 and sorted(sigma) == [0, 1, 2, 3]
+    assert all(_alike(p, a, sigma[a]) for a in range(4))
