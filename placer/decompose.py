@@ -46,6 +46,7 @@ from placer.formulations.cpsat_model import (
     add_placement,
     add_precedence,
     add_symmetry_breaking,
+    pair_delays,
     pick_tick,
 )
 from placer.errors import SolutionCheckError
@@ -812,7 +813,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     # the time kept for re-fits that were not needed proves more (the stitched answer stays),
     # with the symmetric relaxation in every other round
     close_gaps(deadline)
-    bound = cut_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
+    bound = cut_ms + _forced_moves_ms(problem, dec) + sum(solved[source[c]].bound_ms
+                                                          for c in range(len(dec.components)))
     stats.decomposition_bound_ms = bound
     stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     chain_ms = None
@@ -827,6 +829,41 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
         stats.decomposition_places = len(pool.places)
     return DecomposedAnswer(bound, schedule, stats=stats, alternative=alternative, chain_loads_ms=chain_ms,
                             stitch_error=stitch_error)
+
+
+def _forced_moves_ms(problem: Problem, dec: Decomposition) -> float:
+    """What the chain of time cuts must spend on transfers because memory parts its cuts: in a
+    run of cuts joined directly (nothing between them), groups that no device can hold together
+    put some two neighbours on different devices, and the run's cheapest such crossing delays
+    the chain. Runs are disjoint, so their crossings add up (GPT per head on a memory-tight
+    DGX-1: the language-model head's group and the loss's fit on no GPU together, and its
+    412 MB of logits cross over and back, 16.5 ms)."""
+    total, first = 0.0, 0
+    for i in range(1, len(dec.cuts)):
+        if dec.segments[i]:  # ops between cuts i - 1 and i: their component's bound prices them
+            first = i
+            continue
+        run = dec.cuts[first:i + 1]
+        if not _fit_together(problem, {problem.group[k] for k in run}):
+            total += min((_crossing_ms(problem, u, v) for u, v in itertools.pairwise(run)
+                          if problem.group[u] != problem.group[v]), default=0.0)
+            first = i
+    return total
+
+
+def _fit_together(problem: Problem, groups: set[int]) -> bool:
+    need = sum(problem.group_memory_bytes(g) for g in groups)
+    devices = set.intersection(*(set(problem.allowed[g]) for g in groups))
+    return any(problem.capacity_bytes[d] is None or need <= problem.capacity_bytes[d] for d in devices)
+
+
+def _crossing_ms(problem: Problem, u: int, v: int) -> float:
+    """The least delay between u's end and v's start when they run on different devices."""
+    edges = [problem.edges[i] for i in problem.succs[u] if problem.edges[i].dst == v]
+    delays = [pair_delays(problem, e) for e in edges]
+    pairs = itertools.product(problem.allowed[problem.group[u]], problem.allowed[problem.group[v]])
+    return min((max((x.get((a, b), 0.0) for x in delays), default=0.0) for a, b in pairs if a != b),
+               default=0.0)
 
 
 def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], source: list[int],

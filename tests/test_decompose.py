@@ -1,6 +1,7 @@
 """Series decomposition: cuts found, bounds valid, stitched answers valid and tight."""
 from __future__ import annotations
 
+import dataclasses
 import random
 
 import pytest
@@ -478,3 +479,30 @@ def test_the_nearest_relabelling_moves_devices_onto_alike_ones() -> None:
     sigma = _nearest_relabelling(p, {0: 2})
     assert sigma is not None and sigma[0] == 2 and sorted(sigma) == [0, 1, 2, 3]
     assert all(_alike(p, a, sigma[a]) for a in range(4))
+
+
+def test_cuts_that_no_device_holds_together_add_their_transfer_to_the_bound() -> None:
+    """Two consecutive time cuts x -> y of 600 MB each on 1 GB GPUs: every placement runs
+    them on different devices, and the 2 MB between them (2 ms at 1 GB/s) delays the chain.
+    The bound counts that crossing and meets the exact optimum (without it, 2 ms below)."""
+    from placer.decompose import _forced_moves_ms
+
+    doc = diamonds(3, 0)
+    doc["ops"] += [{"id": "x", "time_ms": 1.0, "memory_bytes": 600_000_000},
+                   {"id": "y", "time_ms": 1.0, "memory_bytes": 600_000_000}]
+    doc["edges"] += [{"src": "j2", "dst": "x", "bytes": 10_000_000},
+                     {"src": "x", "dst": "y", "bytes": 2_000_000}]
+    g = parse_graph(doc)
+    hw = parse_hardware(fully_connected_hardware(2, link_gb_per_s=1.0, latency_us=0,
+                                                 memory_bytes=1_000_000_000))
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    assert [p.ops[c] for c in dec.cuts][-2:] == ["x", "y"]
+    assert _forced_moves_ms(p, dec) == pytest.approx(2.0)
+    answer = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+    exact = place(g, hw, PlaceOptions(time_limit_s=20, threads=1, relative_gap=0))
+    assert exact.status == "optimal"
+    assert answer.bound_ms == pytest.approx(exact.makespan_ms)  # 21 ms
+    roomy = dataclasses.replace(p, capacity_bytes=[None, None])
+    assert solve_decomposed(roomy, decompose(roomy), Budget(5, deterministic=True, threads=1), 5,
+                            heft(roomy).solution).bound_ms == pytest.approx(exact.makespan_ms - 2.0)
