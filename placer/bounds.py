@@ -142,18 +142,20 @@ class Costs:
     delay: list[float]  # math.inf: the edge's ends always share a device
     head: list[float]
     tail: list[float]
+    apart: list[bool]   # the edge's ends never share a device (their groups fit on none together)
 
     @classmethod
     def of(cls, problem: Problem) -> Costs:
         fastest = [problem.min_time_ms(k) for k in range(problem.n_ops)]
         delay = _cheapest_delays(problem)
-        head = _releases(problem, fastest, delay, reverse=False)
-        tail = _releases(problem, fastest, delay, reverse=True)
-        return cls(fastest, delay, head, tail)
+        apart = _apart_edges(problem)
+        head = _releases(problem, fastest, delay, apart, reverse=False)
+        tail = _releases(problem, fastest, delay, apart, reverse=True)
+        return cls(fastest, delay, head, tail, apart)
 
     def raised(self, problem: Problem, raise_at: RaiseRelease, tails: bool = False) -> Costs:
         """The heads (or tails) again, each op's raised by `raise_at` (see `_releases`)."""
-        release = _releases(problem, self.fastest, self.delay, tails, raise_at)
+        release = _releases(problem, self.fastest, self.delay, self.apart, tails, raise_at)
         return replace(self, tail=release) if tails else replace(self, head=release)
 
 
@@ -180,6 +182,20 @@ def _cheapest_delays(problem: Problem) -> list[float]:
     return out
 
 
+def _apart_edges(problem: Problem) -> list[bool]:
+    """Per edge, whether memory or pins keep its ends' groups on different devices in every
+    valid placement (then its tensor always crosses: GPT per head on a memory-tight DGX-1,
+    the language-model head's 412 MB of logits to the loss)."""
+    cache: dict[tuple[int, int], bool] = {}
+    out = []
+    for e in problem.edges:
+        key = (problem.group[e.src], problem.group[e.dst])
+        if key not in cache:
+            cache[key] = key[0] != key[1] and not problem.fit_together(set(key))
+        out.append(cache[key])
+    return out
+
+
 def _one_machine_ms(jobs: list[tuple[float, float]]) -> float:
     """Completion of (release, duration) jobs on one machine: earliest release first is optimal."""
     t = 0.0
@@ -188,7 +204,7 @@ def _one_machine_ms(jobs: list[tuple[float, float]]) -> float:
     return t
 
 
-def _releases(problem: Problem, fastest: list[float], delay: list[float], reverse: bool,
+def _releases(problem: Problem, fastest: list[float], delay: list[float], apart: list[bool], reverse: bool,
               raise_at: RaiseRelease | None = None) -> list[float]:
     """Per op, a lower bound on its earliest start (or, reversed, on the time from its end
     to the makespan) that charges communication where parallelism needs it.
@@ -205,13 +221,15 @@ def _releases(problem: Problem, fastest: list[float], delay: list[float], revers
     completion of all of them + their least delay). With S the local groups,
     start(v) >= max(latest remote arrival, one-machine completion of the local inputs);
     making a group local only adds local work, so the best S is always the groups with
-    the latest arrivals, and |S| = 0..#groups is tried. v's own group is always local.
+    the latest arrivals, and |S| = 0..#groups is tried. v's own group is always local; a
+    group `apart` from it always remote.
     """
     n = problem.n_ops
     release = [0.0] * n
     for v in (range(n - 1, -1, -1) if reverse else range(n)):
         local: dict[int, None] = {}
         remote: dict[int, dict[int, float]] = {}
+        forced: set[int] = set()
         for i in (problem.succs[v] if reverse else problem.preds[v]):
             e = problem.edges[i]
             u = e.dst if reverse else e.src
@@ -220,29 +238,36 @@ def _releases(problem: Problem, fastest: list[float], delay: list[float], revers
             else:
                 ops = remote.setdefault(problem.group[u], {})
                 ops[u] = max(ops.get(u, 0.0), delay[i])
+                if apart[i]:
+                    forced.add(problem.group[u])
         if not local and not remote:
             continue
-        release[v] = _join_release(release, fastest, local, remote)
+        release[v] = _join_release(release, fastest, local, remote, forced)
         if raise_at is not None:
             release[v] = max(release[v], raise_at(v, release))
     return release
 
 
 def _join_release(release: list[float], fastest: list[float], local: dict[int, None],
-                  remote: dict[int, dict[int, float]]) -> float:
-    """`_releases` at one op: its local inputs and its remote groups' inputs (op -> delay)."""
+                  remote: dict[int, dict[int, float]], forced: set[int] | None = None) -> float:
+    """`_releases` at one op: its local inputs and its remote groups' inputs (op -> delay);
+    the groups in `forced` are never made local."""
     units = []
-    for ops in remote.values():
+    floor = 0.0  # the latest arrival of a group that must stay remote
+    for g, ops in remote.items():
         jobs = [(release[u], fastest[u]) for u in ops]
         arrive = max(max(release[u] + fastest[u] + d for u, d in ops.items()),
                      _one_machine_ms(jobs) + min(ops.values()))
-        units.append((arrive, jobs))
+        if forced and g in forced:
+            floor = max(floor, arrive)
+        else:
+            units.append((arrive, jobs))
     units.sort(key=lambda x: -x[0])
     jobs = [(release[u], fastest[u]) for u in local]
     best = math.inf
     for k in range(len(units) + 1):
         latest_remote = units[k][0] if k < len(units) else 0.0
-        best = min(best, max(latest_remote, _one_machine_ms(jobs)))
+        best = min(best, max(floor, latest_remote, _one_machine_ms(jobs)))
         if k < len(units):
             jobs += units[k][1]
     return best

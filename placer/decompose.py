@@ -844,17 +844,11 @@ def _forced_moves_ms(problem: Problem, dec: Decomposition) -> float:
             first = i
             continue
         run = dec.cuts[first:i + 1]
-        if not _fit_together(problem, {problem.group[k] for k in run}):
+        if not problem.fit_together({problem.group[k] for k in run}):
             total += min((_crossing_ms(problem, u, v) for u, v in itertools.pairwise(run)
                           if problem.group[u] != problem.group[v]), default=0.0)
             first = i
     return total
-
-
-def _fit_together(problem: Problem, groups: set[int]) -> bool:
-    need = sum(problem.group_memory_bytes(g) for g in groups)
-    devices = set.intersection(*(set(problem.allowed[g]) for g in groups))
-    return any(problem.capacity_bytes[d] is None or need <= problem.capacity_bytes[d] for d in devices)
 
 
 def _crossing_ms(problem: Problem, u: int, v: int) -> float:

@@ -84,6 +84,13 @@ class Problem:
     def group_memory_bytes(self, g: int) -> int:
         return sum(self.memory_bytes[k] for k in self.groups[g])
 
+    def fit_together(self, groups: set[int]) -> bool:
+        """Some device that every one of `groups` may use holds all of their memory: where
+        none does, any valid placement puts two of them on different devices."""
+        need = sum(self.group_memory_bytes(g) for g in groups)
+        devices = set.intersection(*(set(self.allowed[g]) for g in groups))
+        return any(self.capacity_bytes[d] is None or need <= self.capacity_bytes[d] for d in devices)
+
     def memory_exceeds_a_device(self) -> bool:
         """Some device cannot hold the whole graph's memory: answers stitched from parts of the
         graph solved on their own may overload it."""

@@ -253,6 +253,16 @@ def test_communication_serialises_inputs_of_one_group() -> None:
                                 lambda s, a, b: s / 1e6, groups=[[1, 2]]) == pytest.approx(10.0)
 
 
+def test_communication_charges_the_transfer_that_memory_forces() -> None:
+    """a -> b (2 ms each), 8 bytes each on 12-byte devices, a 5 ms transfer: no device holds
+    both, so b waits for a's tensor: 2 + 5 + 2 = 9, the optimum (without memory, 4)."""
+    g = graph([("a", 2.0, 8), ("b", 2.0, 8)], [("a", "b", 5_000_000)])
+    assert communication_bound_ms(_problem(g, fully_connected(2))) == pytest.approx(4.0)
+    assert communication_bound_ms(_problem(g, fully_connected(2, memory_bytes=12))) == pytest.approx(9.0)
+    assert brute_force_makespan([[2, 2], [2, 2]], [(0, 1, 5e6)], lambda s, a, b: s / 1e6,
+                                memory=[8, 8], capacity=[12, 12]) == pytest.approx(9.0)
+
+
 def test_group_machine_runs_a_group_on_one_device() -> None:
     """x and y (2 ms, one group) each feed a 5 ms op; no transfer costs anything; 2 devices.
 
