@@ -249,7 +249,7 @@ def _releases(problem: Problem, fastest: list[float], delay: list[float], apart:
 
 
 def _join_release(release: list[float], fastest: list[float], local: dict[int, None],
-                  remote: dict[int, dict[int, float]], forced: set[int] | None = None) -> float:
+                  remote: dict[int, dict[int, float]], forced: set[int]) -> float:
     """`_releases` at one op: its local inputs and its remote groups' inputs (op -> delay);
     the groups in `forced` are never made local."""
     units = []
@@ -258,7 +258,7 @@ def _join_release(release: list[float], fastest: list[float], local: dict[int, N
         jobs = [(release[u], fastest[u]) for u in ops]
         arrive = max(max(release[u] + fastest[u] + d for u, d in ops.items()),
                      _one_machine_ms(jobs) + min(ops.values()))
-        if forced and g in forced:
+        if g in forced:
             floor = max(floor, arrive)
         else:
             units.append((arrive, jobs))

@@ -512,7 +512,8 @@ def _priced_switches(dec: Decomposition, comp: list[int]) -> list[tuple[int, int
 
 def _alike(problem: Problem, a: int, b: int) -> bool:
     """Devices a and b run every op equally fast and hold equally much."""
-    return problem.capacity_bytes[a] == problem.capacity_bytes[b] and all(row[a] == row[b] for row in problem.time_ms)
+    return problem.capacity_bytes[a] == problem.capacity_bytes[b] and all(
+        row[a] == row[b] for row in problem.time_ms)
 
 
 def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | None = None,
@@ -813,8 +814,8 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     # the time kept for re-fits that were not needed proves more (the stitched answer stays),
     # with the symmetric relaxation in every other round
     close_gaps(deadline)
-    bound = cut_ms + _forced_moves_ms(problem, dec) + sum(solved[source[c]].bound_ms
-                                                          for c in range(len(dec.components)))
+    forced_ms = _forced_moves_ms(problem, dec)
+    bound = cut_ms + forced_ms + sum(solved[source[c]].bound_ms for c in range(len(dec.components)))
     stats.decomposition_bound_ms = bound
     stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     chain_ms = None
@@ -836,8 +837,8 @@ def _forced_moves_ms(problem: Problem, dec: Decomposition) -> float:
     run of cuts joined directly (nothing between them), groups that no device can hold together
     put some two neighbours on different devices, and the run's cheapest such crossing delays
     the chain. Runs are disjoint, so their crossings add up (GPT per head on a memory-tight
-    DGX-1: the language-model head's group and the loss's fit on no GPU together, and its
-    412 MB of logits cross over and back, 16.5 ms)."""
+    DGX-1: the language-model head's group and the loss's fit on no GPU together, and the
+    412 MB of logits between them cross over and back, 16.5 ms)."""
     total, first = 0.0, 0
     for i in range(1, len(dec.cuts)):
         if dec.segments[i]:  # ops between cuts i - 1 and i: their component's bound prices them
@@ -853,8 +854,7 @@ def _forced_moves_ms(problem: Problem, dec: Decomposition) -> float:
 
 def _crossing_ms(problem: Problem, u: int, v: int) -> float:
     """The least delay between u's end and v's start when they run on different devices."""
-    edges = [problem.edges[i] for i in problem.succs[u] if problem.edges[i].dst == v]
-    delays = [pair_delays(problem, e) for e in edges]
+    delays = [pair_delays(problem, problem.edges[i]) for i in problem.edges_between(u, v)]
     pairs = itertools.product(problem.allowed[problem.group[u]], problem.allowed[problem.group[v]])
     return min((max((x.get((a, b), 0.0) for x in delays), default=0.0) for a, b in pairs if a != b),
                default=0.0)
