@@ -510,12 +510,6 @@ def _priced_switches(dec: Decomposition, comp: list[int]) -> list[tuple[int, int
     return [(dec.cuts[j - 1], dec.cuts[j]) for j, owner in sorted(dec.switches.items()) if owner == c]
 
 
-def _alike(problem: Problem, a: int, b: int) -> bool:
-    """Devices a and b run every op equally fast and hold equally much."""
-    return problem.capacity_bytes[a] == problem.capacity_bytes[b] and all(
-        row[a] == row[b] for row in problem.time_ms)
-
-
 def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | None = None,
                   room: list[float] | None = None) -> list[int] | None:
     """A permutation of devices preserving durations, memory and route costs, with sigma[a] = b
@@ -542,7 +536,7 @@ def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | Non
             return None
         sigma[a], used[b] = b, True
     for a in fixed:
-        if not _alike(problem, a, sigma[a]) or not consistent(a):
+        if not problem.alike(a, sigma[a]) or not consistent(a):
             return None
     free = [a for a in range(n) if sigma[a] < 0]
     targets = list(range(n))
@@ -555,7 +549,7 @@ def _automorphism(problem: Problem, fixed: dict[int, int], load: list[int] | Non
             return True
         a = free[i]
         for b in targets:
-            if not used[b] and _alike(problem, a, b):
+            if not used[b] and problem.alike(a, b):
                 sigma[a], used[b] = b, True
                 if consistent(a) and extend(i + 1):
                     return True
@@ -579,8 +573,9 @@ def _nearest_relabelling(problem: Problem, fixed: dict[int, int]) -> list[int] |
     free = [a for a in range(n) if a not in fixed]
     if len(free) > _NEAREST_MAX_FREE or len(set(fixed.values())) < len(fixed):
         return None
-    prof = [[problem.router.cost_profile(problem.devices[a], problem.devices[b]) for b in range(n)] for a in range(n)]
-    alike = [[_alike(problem, a, b) for b in range(n)] for a in range(n)]
+    names, cost = problem.devices, problem.router.cost_profile
+    prof = [[cost(names[a], names[b]) for b in range(n)] for a in range(n)]
+    alike = [[problem.alike(a, b) for b in range(n)] for a in range(n)]
     best: list[int] | None = None
     fewest = (math.inf, math.inf)
     for targets in itertools.permutations([b for b in range(n) if b not in fixed.values()]):

@@ -416,7 +416,8 @@ def _chain_of_copies(entry: int, exit_: int) -> tuple:
     budget = Budget(60, deterministic=True, threads=1)
     answer = _solve_component(p, dec, dec.components[0], 10, budget, None,
                               fixed={p.group[first_cut]: entry, p.group[last_cut]: exit_})
-    answers = [answer] + [_copy_answer(p, dec, answer, dec.components[0], comp) for comp in dec.components[1:]]
+    answers = [answer] + [_copy_answer(p, dec, answer, dec.components[0], comp)
+                          for comp in dec.components[1:]]
     return p, dec, answers, source, budget
 
 
@@ -470,7 +471,7 @@ def test_the_nearest_relabelling_moves_devices_onto_alike_ones() -> None:
     """On a machine whose GPUs alternate 2 GB and 1 GB, all links equal, every permutation
     keeps the route costs: the nearest one sends each GPU to a GPU of its own size (the first
     permutation tried would move gpu1's answer onto gpu0)."""
-    from placer.decompose import _alike, _nearest_relabelling
+    from placer.decompose import _nearest_relabelling
 
     hw = fully_connected_hardware(4)
     for i, device in enumerate(hw["devices"]):
@@ -478,7 +479,7 @@ def test_the_nearest_relabelling_moves_devices_onto_alike_ones() -> None:
     p = build_problem(parse_graph(graph([("a", 1.0)], [])), parse_hardware(hw))
     sigma = _nearest_relabelling(p, {0: 2})
     assert sigma is not None and sigma[0] == 2 and sorted(sigma) == [0, 1, 2, 3]
-    assert all(_alike(p, a, sigma[a]) for a in range(4))
+    assert all(p.alike(a, sigma[a]) for a in range(4))
 
 
 def test_cuts_that_no_device_holds_together_add_their_transfer_to_the_bound() -> None:
