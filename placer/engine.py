@@ -128,6 +128,9 @@ class Strategy:
                                           # climbing leaves, at most this many re-timings in all
     lns_share: float = 0.0              # of the time after the decomposition, for neighbourhood search
     lns_share_big: float = 0.0          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
+    lns_unproductive_share: float = 0.5  # of the time left after a one-worker (deterministic) CP-SAT solve of the
+                                         # uncoarsened model that did not shorten its hint (cpsat_productive_gain):
+                                         # neighbourhood search before the polish
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
@@ -509,10 +512,16 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         before_cpsat = run.best
         solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
         cpsat_improved = run.best is not before_cpsat
+        productive = _shorter(run.best, before_cpsat, run.strategy.cpsat_productive_gain)
+        one_worker = options.deterministic or options.threads == 1  # solvers.registry: deterministic is one
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
+        elif not productive and one_worker and coarse is None and not run.proven(run.best):
+            # CP-SAT's own LNS needs a second worker; ours clones the whole model per step, too
+            # heavy where the model had to be coarsened
+            _neighbourhood_search(run, run.strategy.lns_unproductive_share * run.budget.remaining())
         if polish_share > 0 and not run.proven(run.best):
-            _polish(run, productive=_shorter(run.best, before_cpsat, run.strategy.cpsat_productive_gain))
+            _polish(run, productive=productive)
         if not run.proven(run.best):
             _offer_reordered(run, "justified")
         if cpsat_improved:
@@ -724,17 +733,17 @@ def _improve_by_windows(run: _Run, share: float) -> None:
             return
 
 
-def _neighbourhood_search(run: _Run) -> None:
-    """Large-neighbourhood search (placer.neighbourhood) around the best candidate with the
-    time left: any graph, no structure assumed."""
+def _neighbourhood_search(run: _Run, seconds: float | None = None) -> None:
+    """Large-neighbourhood search (placer.neighbourhood) around the best candidate for
+    `seconds` (the time left by default): any graph, no structure assumed."""
     from placer.formulations.cpsat_model import build_cpsat
     from placer.neighbourhood import improve
 
     p, best = run.problem, run.best
-    if best is None or run.budget.remaining() < run.strategy.lns_min_s:
+    seconds = run.budget.remaining() if seconds is None else min(seconds, run.budget.remaining())
+    if best is None or seconds < run.strategy.lns_min_s:
         return
     f = build_cpsat(p, best, run.bound_ms, redundant_cumulative=False, symmetry_breaking=False)
-    seconds = run.budget.remaining()
     if not run.options.deterministic:
         seconds = max(0.0, 0.95 * seconds - 0.2)  # CP-SAT overruns each step a little
     run.report(f"neighbourhood search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,

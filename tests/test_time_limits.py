@@ -107,6 +107,21 @@ def test_the_polish_kicks_only_after_an_unproductive_cpsat_solve() -> None:
         check_result(g, hw, result)
 
 
+def test_an_unproductive_one_worker_cpsat_solve_is_followed_by_neighbourhood_search() -> None:
+    """Deterministic, so CP-SAT runs one worker and none of its own LNS: the case above with
+    CP-SAT judged productive whatever it gains, and never: only the second searches
+    neighbourhoods of its incumbent (placer.neighbourhood) before the polish."""
+    g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
+    options = PlaceOptions(time_limit_s=3.0, deterministic=True)
+    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0, lns_min_s=0.01))
+    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=1.0, lns_min_s=0.01))
+    assert productive.stats.neighbourhood_steps is None
+    assert unproductive.stats.neighbourhood_steps is not None and unproductive.stats.neighbourhood_steps > 0
+    for result in (productive, unproductive):
+        assert result.status == "feasible"
+        check_result(g, hw, result)
+
+
 def test_a_big_graph_without_time_for_its_monolithic_model_still_gets_group_moves() -> None:
     """Deterministic: a decomposed graph treated as big (`monolithic_max_ops`), unproven after
     its decomposition, with less time left than `monolithic_min_share` asks for: the
