@@ -513,7 +513,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         solver_run = _solve_cpsat(run, coarse, share=1.0 - lns_share - polish_share)
         cpsat_improved = run.best is not before_cpsat
         productive = _shorter(run.best, before_cpsat, run.strategy.cpsat_productive_gain)
-        one_worker = options.deterministic or options.threads == 1  # solvers.registry: deterministic is one
+        one_worker = options.deterministic or options.threads == 1  # solvers.cpsat: deterministic runs one
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
         elif not productive and one_worker and coarse is None and not run.proven(run.best):

@@ -61,10 +61,11 @@ def solve_cpsat(
     wall_limit_s = time_limit_s
     if deterministic:
         solver.parameters.max_deterministic_time = time_limit_s
-        solver.parameters.num_workers = 1  # interleaved workers overrun their limit many times over
         wall_limit_s = WALL_SAFETY * time_limit_s + 5.0
     solver.parameters.max_time_in_seconds = wall_limit_s
-    solver.parameters.num_workers = max(1, int(threads))
+    # deterministic: one worker, whatever `threads` says (interleaved workers overrun their limit
+    # many times over, and racing ones are not reproducible)
+    solver.parameters.num_workers = 1 if deterministic else max(1, int(threads))
     solver.parameters.random_seed = int(seed)
     solver.parameters.relative_gap_limit = float(relative_gap)
     # presolve can take seconds on big models and is not interrupted by the time limit

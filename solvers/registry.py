@@ -57,7 +57,7 @@ class CpSat:
     def solve(self, model: Any, limits: Limits) -> tuple[SolverRun, Any]:
         from solvers.cpsat import solve_cpsat
 
-        return solve_cpsat(model, limits.time_limit_s, threads=1 if limits.deterministic else limits.threads,
+        return solve_cpsat(model, limits.time_limit_s, threads=limits.threads,
                            seed=limits.seed, relative_gap=limits.relative_gap, on_solution=limits.on_solution,
                            on_bound=limits.on_bound, presolve=limits.presolve,
                            deterministic=limits.deterministic)

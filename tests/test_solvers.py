@@ -86,6 +86,15 @@ def test_cpsat_statuses() -> None:
     assert solve_cpsat(m, 5)[0].status is SolveStatus.INFEASIBLE
 
 
+def test_deterministic_cpsat_runs_one_worker_whatever_the_threads() -> None:
+    """Racing workers are not reproducible: deterministic mode's promise rests on this."""
+    from solvers.cpsat import solve_cpsat
+
+    run, solver = solve_cpsat(_knapsack_cp(20), 10, threads=2, deterministic=True)
+    assert run.status is SolveStatus.OPTIMAL and solver.parameters.num_workers == 1
+    assert solve_cpsat(_knapsack_cp(20), 10, threads=2)[1].parameters.num_workers == 2
+
+
 def test_cpsat_answers_a_model_its_symmetry_detection_crashes_on() -> None:
     """Fuzz case 1602: OR-Tools 9.15's presolve raises IndexError on this memory-infeasible model."""
     from pathlib import Path
