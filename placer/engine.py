@@ -518,7 +518,9 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             _neighbourhood_search(run)
         elif not productive and one_worker and coarse is None and not run.proven(run.best):
             # CP-SAT's own LNS needs a second worker; ours clones the whole model per step, too
-            # heavy where the model had to be coarsened
+            # heavy where the model had to be coarsened. The polish's climbing goes first, so that
+            # the neighbourhoods start from a local optimum of group moves
+            _improve_by_moves(run, seconds=run.budget.remaining(), phase="polish")
             _neighbourhood_search(run, run.strategy.lns_unproductive_share * run.budget.remaining())
         if polish_share > 0 and not run.proven(run.best):
             _polish(run, productive=productive)
