@@ -130,7 +130,7 @@ class Strategy:
     lns_share_big: float = 0.0          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
     lns_unproductive_share: float = 0.5  # of the time left after a one-worker (deterministic) CP-SAT solve of the
                                          # uncoarsened model that did not shorten its hint (cpsat_productive_gain):
-                                         # neighbourhood search before the polish
+                                         # neighbourhood search, after the polish's climbing and before its kicks
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
     lns_initial_groups: int = 40        # groups freed by the first neighbourhood (then adaptive)
