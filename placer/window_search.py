@@ -116,27 +116,59 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
 
 
 def _window(problem: Problem, current: _Incumbent, kind: str, size: int, max_ops: int,
-            rng: random.Random) -> tuple[float, float]:
-    """[lo, hi) in ms holding about `size` op starts: around an op of the incumbent's critical
-    path ("critical"), around every op of such an op's group, so that the group may move to
-    another device ("group", unless that takes more than `max_ops` ops), or anywhere ("random")."""
+            rng: random.Random) -> list[tuple[float, float]]:
+    """Stretches [lo, hi) in ms, in time order, holding about `size` op starts: around an op of
+    the incumbent's critical path ("critical"), around every op of such an op's group, so that
+    the group may move to another device ("group"), or anywhere ("random").
+
+    A group's ops may lie far apart in time (a layer's forward and backward ops, one colocation
+    group in a training graph whose forward and backward parts are separate components): then
+    the window is one stretch around each cluster of them, the time between them frozen. One
+    stretch from the first to the last would hold most of the graph; without them, the group
+    could never move (separated Inception-V3 on 4 V100s: such groups are most of the graph's)."""
     starts, start_ms = current.starts, current.schedule.start_ms
     n = len(starts)
     if kind == "random":
         first = rng.randrange(max(1, n - size + 1))
-        last = min(n, first + size)
-    else:
-        k = rng.choice(current.critical)
-        first = last = bisect.bisect_left(starts, start_ms[k])
-        if kind == "group":
-            times = [start_ms[x] for x in problem.groups[problem.group[k]]]
-            first, last = bisect.bisect_left(starts, min(times)), bisect.bisect_right(starts, max(times))
-            if last - first > max_ops:
-                first = last = bisect.bisect_left(starts, start_ms[k])
-        extra = max(0, size - (last - first))
-        first = max(0, min(first - extra // 2, n - max(size, last - first)))
-        last = min(n, max(last, first + size))
-    return starts[first], starts[last] if last < n else math.inf
+        return [_stretch(starts, first, min(n, first + size))]
+    k = rng.choice(current.critical)
+    if kind == "group":
+        times = sorted(start_ms[x] for x in problem.groups[problem.group[k]])
+        clusters = [[bisect.bisect_left(starts, times[0]), bisect.bisect_right(starts, times[0])]]
+        for t in times[1:]:
+            first, last = bisect.bisect_left(starts, t), bisect.bisect_right(starts, t)
+            if first - clusters[-1][1] <= size:
+                clusters[-1][1] = last
+            else:
+                clusters.append([first, last])
+        each = size // len(clusters)
+        stretches = [_around(n, first, last, each) for first, last in clusters]
+        if sum(last - first for first, last in stretches) <= max_ops:
+            return _merged(starts, stretches)
+    first = bisect.bisect_left(starts, start_ms[k])
+    return [_stretch(starts, *_around(n, first, first, size))]
+
+
+def _around(n: int, first: int, last: int, size: int) -> tuple[int, int]:
+    """Positions [first, last) widened on both sides to hold at least `size` of the n starts."""
+    extra = max(0, size - (last - first))
+    first = max(0, min(first - extra // 2, n - max(size, last - first)))
+    return first, min(n, max(last, first + size))
+
+
+def _stretch(starts: list[float], first: int, last: int) -> tuple[float, float]:
+    return starts[first], starts[last] if last < len(starts) else math.inf
+
+
+def _merged(starts: list[float], stretches: list[tuple[int, int]]) -> list[tuple[float, float]]:
+    """Positions' stretches as times, overlapping ones joined."""
+    out: list[tuple[int, int]] = []
+    for first, last in sorted(stretches):
+        if out and first <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], last))
+        else:
+            out.append((first, last))
+    return [_stretch(starts, first, last) for first, last in out]
 
 
 def tails_ms(problem: Problem, schedule: Schedule) -> list[float]:
@@ -169,19 +201,58 @@ def tails_ms(problem: Problem, schedule: Schedule) -> list[float]:
     return tail
 
 
-def _solve_window(problem: Problem, incumbent: _Incumbent, window: tuple[float, float], budget: Budget,
+def _hint_ticks(problem: Problem, current: Schedule, inside: list[int], lo: float, up: Callable[[float], int],
+                delay: Callable[[int, int, int], float]) -> dict[int, int]:
+    """The incumbent's starts of the window's ops in ticks, each pushed past its inputs and its
+    device predecessor as the model rounds them (durations and delays rounded up): a hint
+    the model accepts as it is. Rounding each start alone breaks chains by a tick per op (on
+    separated Inception-V3, DGX-1, a fifth of the group windows ended with no solution)."""
+    device = current.solution.device
+    in_window = set(inside)
+    before: dict[int, list[tuple[int, int]]] = {k: [] for k in inside}  # op -> (earlier op, ticks between)
+    for k in inside:
+        for i in problem.preds[k]:
+            u = problem.edges[i].src
+            if u in in_window:
+                before[k].append((u, up(problem.time_ms[u][device[u]]) + up(delay(i, device[u], device[k]))))
+    for seq in current.solution.order:
+        mine = [k for k in seq if k in in_window]
+        for u, k in itertools.pairwise(mine):
+            before[k].append((u, max(1, up(problem.time_ms[u][device[u]]))))
+    after: dict[int, list[int]] = {k: [] for k in inside}
+    for k, earlier in before.items():
+        for u, _ in earlier:
+            after[u].append(k)
+    waiting = {k: len(earlier) for k, earlier in before.items()}
+    ready = deque(k for k in inside if waiting[k] == 0)
+    ticks: dict[int, int] = {}
+    while ready:
+        k = ready.popleft()
+        ticks[k] = max([up(current.start_ms[k] - lo)] + [ticks[u] + gap for u, gap in before[k]])
+        for v in after[k]:
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+    return ticks
+
+
+def _solve_window(problem: Problem, incumbent: _Incumbent, window: list[tuple[float, float]], budget: Budget,
                   seconds: float) -> tuple[Schedule, bool] | None:
     """The re-timed incumbent with the window re-optimised, and whether CP-SAT proved the
-    window optimal; None when it found nothing."""
+    window optimal; None when it found nothing.
+
+    Ops between the window's stretches ("frozen") keep their devices and times: they hold
+    their devices then, and their inputs from the window must arrive by their starts."""
     from ortools.sat.python import cp_model
 
-    lo, hi = window
+    lo, hi = window[0][0], window[-1][1]
     current, tail = incumbent.schedule, incumbent.tail
     device, start, end = current.solution.device, current.start_ms, current.end_ms
-    inside = [k for k in range(problem.n_ops) if lo <= start[k] < hi]
+    inside = [k for k in range(problem.n_ops) if any(a <= start[k] < b for a, b in window)]
     if len(inside) < 2:
         return None
     in_window = set(inside)
+    frozen = {k for k in range(problem.n_ops) if lo <= start[k] < hi and k not in in_window}
     free = sorted({problem.group[k] for k in inside
                    if all(x in in_window for x in problem.groups[problem.group[k]])})
     first_after: dict[int, int] = {}
@@ -223,6 +294,14 @@ def _solve_window(problem: Problem, incumbent: _Incumbent, window: tuple[float, 
     for k in range(problem.n_ops):  # ops still running when the window opens hold their devices
         if start[k] < lo < end[k]:
             per_device[device[k]].append(m.new_fixed_size_interval_var(0, up(end[k] - lo), f"busy_{k}"))
+    # Durations rounded up drift a chain of the window's ops up to a tick per op past the
+    # incumbent's times: frozen ops' intervals start, and their inputs are due, that much later
+    # (else the model can be infeasible); re-timing the answer gives the true times.
+    drift = len(inside) + 2
+    for k in frozen:
+        first, last = up(start[k] - lo) + drift, up(end[k] - lo) - 2
+        if last > first:
+            per_device[device[k]].append(m.new_fixed_size_interval_var(first, last - first, f"frozen_{k}"))
     add_no_overlap(m, per_device)
     cmax = m.new_int_var(0, horizon + up(max(tail)), "cmax")
     for k in inside:
@@ -231,7 +310,9 @@ def _solve_window(problem: Problem, incumbent: _Incumbent, window: tuple[float, 
             exit_ms = tail[first_after[d]] if d in first_after else 0.0
             for i in problem.succs[k]:
                 v = problem.edges[i].dst
-                if v not in in_window:
+                if v in frozen:
+                    m.add(e[k] + up(delay(i, d, device[v])) <= up(start[v] - lo) + drift).only_enforce_if(lit)
+                elif v not in in_window:
                     exit_ms = max(exit_ms, delay(i, d, device[v]) + tail[v])
             m.add(s[k] >= up(ready[k][d])).only_enforce_if(lit)
             m.add(cmax >= e[k] + up(exit_ms)).only_enforce_if(lit)
@@ -249,8 +330,8 @@ def _solve_window(problem: Problem, incumbent: _Incumbent, window: tuple[float, 
         demand = [(problem.group_memory_bytes(g), presence[g][d]) for g in free if d in presence[g]]
         if sum(mem for mem, _ in demand) > cap - held[d]:
             m.add(sum(mem * lit for mem, lit in demand if mem) <= cap - held[d])
-    for k in inside:
-        m.add_hint(s[k], up(start[k] - lo))
+    for k, ticks in _hint_ticks(problem, current, inside, lo, up, delay).items():
+        m.add_hint(s[k], ticks)
     for g in free:
         for d, lit in presence[g].items():
             m.add_hint(lit, d == device[problem.groups[g][0]])

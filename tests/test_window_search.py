@@ -5,6 +5,8 @@ Sub-solves run in deterministic mode (CP-SAT work limits), so the outcome does n
 the machine's load."""
 from __future__ import annotations
 
+import math
+import random
 from collections.abc import Callable
 
 import pytest
@@ -14,10 +16,11 @@ from placer.engine import PlaceOptions, Strategy, place
 from placer.heuristics import heft, single_device
 from placer.model import Problem
 from placer.repair import is_placement_feasible
-from placer.schedule import Schedule, retime
+from placer.schedule import Schedule, Solution, retime
 from placer.schema import parse_graph, parse_hardware
-from placer.window_search import WindowOptions, improve_by_windows, tails_ms
+from placer.window_search import WindowOptions, _Incumbent, _solve_window, _window, improve_by_windows, tails_ms
 from tests.reference import brute_force_makespan
+from tests.conftest import fully_connected
 from tests.test_bounds import _mirror_case, _problem, _random_case
 
 TOL = 1e-6
@@ -124,3 +127,46 @@ def test_a_window_pass_that_gains_is_followed_by_another() -> None:
     assert again.stats is not None and again.stats.windows_passes is not None and again.stats.windows_passes >= 2
     assert again.stats.windows_steps is not None and once.stats.windows_steps is not None
     assert again.stats.windows_steps > once.stats.windows_steps
+
+
+def _separated_chains_on_one_device() -> tuple[Problem, Schedule]:
+    """Forward chain f0..f3 and backward chain b3..b0 of 1 ms ops, separate components, op i of
+    each in group i (a separated training graph's shape), on 2 GPUs; the incumbent runs all of
+    it on gpu0 in the order f0 b3 f1 b2 f2 b1 f3 b0 (8 ms). Group 0's ops come first and last."""
+    fwd, bwd = [f"f{i}" for i in range(4)], [f"b{i}" for i in range(4)]
+    ops = [{"id": x, "time_ms": 1.0, "group": f"g{x[1]}"} for x in fwd + bwd]
+    edges = [{"src": a, "dst": b, "bytes": 0} for chain in (fwd, bwd[::-1]) for a, b in zip(chain, chain[1:])]
+    g = {"format": "placer.graph/v1", "name": "separated-chains", "ops": ops, "edges": edges}
+    problem = _problem(g, fully_connected(2))
+    order = [problem.ops.index(x) for x in ("f0", "b3", "f1", "b2", "f2", "b1", "f3", "b0")]
+    return problem, retime(problem, Solution(device=[0] * problem.n_ops, order=[order, []]))
+
+
+def test_a_group_window_is_a_stretch_around_each_of_its_ops_far_apart() -> None:
+    """Group 0's ops lie 8 positions apart: its window is two stretches (f0's, b0's), the six
+    ops between them frozen. Moving the group to the idle gpu1 is the gain (8 -> 6 ms): b0
+    must not take gpu0 while frozen f3 holds it, which is what makes gpu1 the better device."""
+    problem, incumbent = _separated_chains_on_one_device()
+    f0, b0 = problem.ops.index("f0"), problem.ops.index("b0")
+    current = _Incumbent(incumbent, sorted(incumbent.start_ms), [f0], tails_ms(problem, incumbent))
+    window = _window(problem, current, "group", 2, 8, random.Random(0))
+    assert window == [(0.0, 1.0), (7.0, math.inf)]
+    answer = _solve_window(problem, current, window, Budget(10, deterministic=True), 5.0)
+    assert answer is not None
+    moved, closed = answer
+    _checked(problem, moved)
+    assert closed and moved.solution.device[f0] == moved.solution.device[b0] == 1
+    assert moved.makespan_ms == pytest.approx(6.0)
+
+
+def test_group_windows_on_separated_graphs_give_valid_answers_only() -> None:
+    """Small windows on forward/backward copies (groups far apart in time, so group windows
+    are several stretches with frozen ops between): every accepted answer is checked."""
+    for seed in range(0, 60, 3):
+        g, hw, _ = _mirror_case(seed)
+        problem = _problem(g, hw)
+        start = single_device(problem) or heft(problem)
+        if start is None:
+            continue
+        best, counts = _search(problem, start, WindowOptions(initial_ops=2, min_ops=2, max_ops=4, max_steps=30))
+        assert counts["steps"] >= 1 and best.makespan_ms <= start.makespan_ms + TOL
