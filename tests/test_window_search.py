@@ -18,7 +18,15 @@ from placer.model import Problem
 from placer.repair import is_placement_feasible
 from placer.schedule import Schedule, Solution, retime
 from placer.schema import parse_graph, parse_hardware
-from placer.window_search import WindowOptions, _Incumbent, _solve_window, _window, improve_by_windows, tails_ms
+from placer.window_search import (
+    WindowOptions,
+    _hint_ticks,
+    _Incumbent,
+    _solve_window,
+    _window,
+    improve_by_windows,
+    tails_ms,
+)
 from tests.reference import brute_force_makespan
 from tests.conftest import fully_connected
 from tests.test_bounds import _mirror_case, _problem, _random_case
@@ -170,3 +178,35 @@ def test_group_windows_on_separated_graphs_give_valid_answers_only() -> None:
             continue
         best, counts = _search(problem, start, WindowOptions(initial_ops=2, min_ops=2, max_ops=4, max_steps=30))
         assert counts["steps"] >= 1 and best.makespan_ms <= start.makespan_ms + TOL
+
+
+@pytest.mark.parametrize(("make", "seed"), CASES, ids=IDS)
+def test_hints_keep_every_dependency_and_device_order_in_ticks(make: Callable, seed: int) -> None:
+    """The hint of a window over the whole graph, in ticks that do not divide the durations:
+    every input and every device predecessor ends (with its rounded-up transfer) before each
+    op's hinted start, so the model accepts its own incumbent."""
+    g, hw, _ = make(seed)
+    problem = _problem(g, hw)
+    schedule = heft(problem)
+    if schedule is None:
+        pytest.skip("no placement fits memory")
+    tick = schedule.makespan_ms / 997
+
+    def up(ms: float) -> int:
+        return max(0, math.ceil(ms / tick - 1e-9))
+
+    device = schedule.solution.device
+
+    def delay(i: int, a: int, b: int) -> float:
+        return problem.delay_ms(problem.edges[i], a, b) if a != b else 0.0
+
+    hint = _hint_ticks(problem, schedule, list(range(problem.n_ops)), 0.0, up, delay)
+    assert sorted(hint) == list(range(problem.n_ops))
+    for k in range(problem.n_ops):
+        assert hint[k] >= up(schedule.start_ms[k])
+    for i, e in enumerate(problem.edges):
+        assert hint[e.dst] >= hint[e.src] + up(problem.time_ms[e.src][device[e.src]]) \
+            + up(delay(i, device[e.src], device[e.dst]))
+    for seq in schedule.solution.order:
+        for a, b in zip(seq, seq[1:]):
+            assert hint[b] >= hint[a] + max(1, up(problem.time_ms[a][device[a]]))
