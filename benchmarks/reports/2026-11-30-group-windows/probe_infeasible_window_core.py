@@ -1,5 +1,5 @@
 import json, sys, random, types
-exec(open('/tmp/q/probe/win.py').read().split("rng = random")[0])
+exec(open('benchmarks/reports/2026-11-30-group-windows/probe_window_steps.py').read().split("rng = random")[0])
 from ortools.sat.python import cp_model
 src = open('/work/main/placer/window_search.py').read()
 src = src.replace("m.add(e[k] + up(delay(i, d, device[v])) <= up(start[v] - lo) + 3).only_enforce_if(lit)",

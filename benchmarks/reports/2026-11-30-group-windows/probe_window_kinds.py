@@ -1,6 +1,6 @@
 """winkinds.py NAME RESULT SECS KIND[,KIND] [initial_ops]: window search from a result with only some kinds"""
 import json, sys
-exec(open('/tmp/q/probe/win.py').read().split("cur = ws._Incumbent")[0])
+exec(open('benchmarks/reports/2026-11-30-group-windows/probe_window_steps.py').read().split("cur = ws._Incumbent")[0])
 from placer.window_search import WindowOptions
 secs = float(sys.argv[3]); kinds = tuple(sys.argv[4].split(","))
 ws.KINDS = kinds
