@@ -16,8 +16,10 @@ parts never contradict each other and the merged order is always a valid order. 
 10-700 ms (windows of 20-400 ops) where a copy of the whole model costs seconds to presolve
 (placer.neighbourhood), so the search makes hundreds of them. Windows sit on the incumbent's
 critical path (what sets the makespan), span a critical op's whole colocation group (so that
-the group may change device), or lie anywhere at random; their size adapts as in CP-SAT's own
-LNS: a window proven optimal makes the next one larger, one that is not makes it smaller.
+the group may change device; a group whose ops lie far apart gets a stretch around each
+cluster of them, the ops between frozen in place and time), or lie anywhere at random; the
+kind is drawn by its gain so far. Their size adapts as in CP-SAT's own LNS: a window proven
+optimal makes the next one larger, one that is not makes it smaller.
 """
 from __future__ import annotations
 
@@ -139,8 +141,9 @@ def _window(problem: Problem, current: _Incumbent, kind: str, size: int, max_ops
     A group's ops may lie far apart in time (a layer's forward and backward ops, one colocation
     group in a training graph whose forward and backward parts are separate components): then
     the window is one stretch around each cluster of them, the time between them frozen. One
-    stretch from the first to the last would hold most of the graph; without them, the group
-    could never move (separated Inception-V3 on 4 V100s: such groups are most of the graph's)."""
+    stretch from the first to the last would hold most of the graph, and the group could never
+    move (separated Inception-V3 on 4 V100s, 20 s of group windows from the engine's answer:
+    42.56 -> 42.06 ms; critical-path windows 42.42, random ones nothing)."""
     starts, start_ms = current.starts, current.schedule.start_ms
     n = len(starts)
     if kind == "random":
@@ -221,7 +224,7 @@ def _hint_ticks(problem: Problem, current: Schedule, inside: list[int], lo: floa
     """The incumbent's starts of the window's ops in ticks, each pushed past its inputs and its
     device predecessor as the model rounds them (durations and delays rounded up): a hint
     the model accepts as it is. Rounding each start alone breaks chains by a tick per op (on
-    separated Inception-V3, DGX-1, a fifth of the group windows ended with no solution)."""
+    separated Inception-V3, DGX-1, 5 of 34 group windows ended with no solution; 0 of 39 now)."""
     device = current.solution.device
     in_window = set(inside)
     before: dict[int, list[tuple[int, int]]] = {k: [] for k in inside}  # op -> (earlier op, ticks between)
