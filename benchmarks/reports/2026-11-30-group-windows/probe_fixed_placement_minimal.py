@@ -1,19 +1,11 @@
 """Probe: a minimal CP-SAT model of the scheduling half (placement fixed): minfix.py NAME RESULT SECS WORKERS [nohint]"""
 import json, sys, time, math
 from ortools.sat.python import cp_model
-from placer.schema import parse_graph, parse_hardware, load_json
-from placer.model import build_problem
+from probe_common import case_and_incumbent
 from placer.schedule import Solution, retime
 name, res, secs, workers = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
-c = f"/tmp/q/cases/{name}"
-p = build_problem(parse_graph(load_json(c + ".graph.json")), parse_hardware(load_json(c + ".hw.json")))
-r = json.load(open(res))
-idx = {o: k for k, o in enumerate(p.ops)}; didx = {d: i for i, d in enumerate(p.devices)}
-device = [0] * p.n_ops; start = [0.0] * p.n_ops
-for s in r["schedule"]:
-    device[idx[s["op"]]] = didx[s["device"]]; start[idx[s["op"]]] = s["start_ms"]
-order = [sorted((k for k in range(p.n_ops) if device[k] == d), key=lambda k: (start[k], k)) for d in range(p.n_devices)]
-inc = retime(p, Solution(device=device, order=order))
+p, inc, r = case_and_incumbent(name, res)
+device = inc.solution.device
 tick = inc.makespan_ms / 200000
 T = lambda x: math.ceil(x / tick - 1e-9)
 H = T(inc.makespan_ms) + 10

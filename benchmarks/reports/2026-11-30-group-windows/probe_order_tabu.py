@@ -1,22 +1,14 @@
 """Probe: tabu search on the per-device orders of a result's placement (N5-style swaps on
 critical blocks, evaluated by re-timing). tabu.py NAME RESULT.json EVALS"""
 import json, sys, time, itertools, random
-from placer.schema import parse_graph, parse_hardware, load_json
-from placer.model import build_problem
+from probe_common import case_and_incumbent
 from placer.schedule import Solution, retime
 from placer.errors import SolutionCheckError
 from placer.neighbourhood import critical_path
 
 name, res, evals = sys.argv[1], sys.argv[2], int(sys.argv[3])
-c = f"/tmp/q/cases/{name}"
-p = build_problem(parse_graph(load_json(c + ".graph.json")), parse_hardware(load_json(c + ".hw.json")))
-r = json.load(open(res))
-idx = {o: k for k, o in enumerate(p.ops)}; didx = {d: i for i, d in enumerate(p.devices)}
-device = [0] * p.n_ops; start = [0.0] * p.n_ops
-for s in r["schedule"]:
-    device[idx[s["op"]]] = didx[s["device"]]; start[idx[s["op"]]] = s["start_ms"]
-order = [sorted((k for k in range(p.n_ops) if device[k] == d), key=lambda k: (start[k], k)) for d in range(p.n_devices)]
-cur = retime(p, Solution(device=device, order=order))
+p, cur, r = case_and_incumbent(name, res)
+device = cur.solution.device
 print("incumbent", r["makespan_ms"], "retimed", cur.makespan_ms, "lb", r.get("lower_bound_ms"), flush=True)
 
 

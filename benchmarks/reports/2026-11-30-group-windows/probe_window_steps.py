@@ -1,20 +1,11 @@
-# Run from the repository root with PYTHONPATH=.; cases from benchmarks/reports/2026-11-26-windows-extend/dump_cases.py in /tmp/q/cases.
 import json, sys, random
-from placer.schema import parse_graph, parse_hardware, load_json
-from placer.model import build_problem
+from probe_common import case_and_incumbent
 from placer.schedule import Solution, retime
 from placer.budget import Budget
 import placer.window_search as ws
 name, res = sys.argv[1], sys.argv[2]
-c = f"/tmp/q/cases/{name}"
-p = build_problem(parse_graph(load_json(c + ".graph.json")), parse_hardware(load_json(c + ".hw.json")))
-r = json.load(open(res))
-idx = {o: k for k, o in enumerate(p.ops)}; didx = {d: i for i, d in enumerate(p.devices)}
-device = [0] * p.n_ops; start = [0.0] * p.n_ops
-for s in r["schedule"]:
-    device[idx[s["op"]]] = didx[s["device"]]; start[idx[s["op"]]] = s["start_ms"]
-order = [sorted((k for k in range(p.n_ops) if device[k] == d), key=lambda k: (start[k], k)) for d in range(p.n_devices)]
-inc = retime(p, Solution(device=device, order=order))
+p, inc, r = case_and_incumbent(name, res)
+device = inc.solution.device
 cur = ws._Incumbent.of(p, inc)
 rng = random.Random(0)
 print("critical groups sizes", sorted({len(p.groups[p.group[k]]) for k in cur.critical}))
