@@ -117,6 +117,8 @@ class SolveStats(BaseModel):
     moves_moves: int | None = None
     moves_run_moves: int | None = Field(None, description="group moves of several groups next to each other "
                                         "on the critical path")
+    moves_chain_moves: int | None = Field(None, description="moves of a whole chain of groups (each touching two "
+                                          "others) that holds or touches the critical path")
     moves_kicks: int | None = Field(None, description="random changes the polish's iterated local search "
                                     "climbed from")
     moves_kicks_improved: int | None = Field(None, description="kicks whose climb ended below the best")

@@ -130,7 +130,8 @@ def test_a_big_graph_without_time_for_its_monolithic_model_still_gets_group_move
     heuristics: per-head BERT-12 on a tight DGX-1, 41.25 -> 40.32 ms.)"""
     from benchmarks.graphs import separated_training
 
-    g = parse_graph(separated_training(training_step(layered(60, seed=2, ccr=1.0))))
+    # (seed 2's moves meet the bound since the chain moves: proven before the skip)
+    g = parse_graph(separated_training(training_step(layered(60, seed=1, ccr=1.0))))
     hw = parse_hardware(fully_connected_hardware(4, link_gb_per_s=10.0, latency_us=0))
     r = place(g, hw, PlaceOptions(time_limit_s=4, threads=1, deterministic=True),
               strategy=Strategy(monolithic_max_ops=50, monolithic_min_share=1.0))

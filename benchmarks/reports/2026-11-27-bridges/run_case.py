@@ -1,5 +1,6 @@
-"""One case, deterministic or wall clock, with its progress: run_case.py NAME SECS [det|wall] [SEED]."""
-import json, sys, time
+"""One case, deterministic or wall clock, with its progress: run_case.py NAME SECS [det|wall] [SEED].
+The result goes to $RES_DIR (default /tmp/q) as res_NAME_SECS_MODE[_sSEED].json."""
+import json, os, sys, time
 from placer.engine import PlaceOptions, place
 from placer.schema import GraphSpec, HardwareSpec
 name, secs = sys.argv[1], float(sys.argv[2])
@@ -13,4 +14,4 @@ def cb(pr):
 t = time.perf_counter()
 r = place(g, h, PlaceOptions(time_limit_s=secs, deterministic=det, seed=seed or 0), progress=cb)
 print(name, secs, f"{r.makespan_ms:.4f} bound {r.lower_bound_ms:.4f} gap {100*r.gap:.2f}% from {r.stats.best_from} tight {r.stats.tight_bound} wall {time.perf_counter()-t:.0f}", flush=True)
-json.dump(r.model_dump(mode="json"), open(f"/tmp/q/res_{name}_{int(secs)}_{'det' if det else 'wall'}{'' if seed is None else f'_s{seed}'}.json", "w"))
+json.dump(r.model_dump(mode="json"), open(f"{os.environ.get('RES_DIR', '/tmp/q')}/res_{name}_{int(secs)}_{'det' if det else 'wall'}{'' if seed is None else f'_s{seed}'}.json", "w"))
