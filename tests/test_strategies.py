@@ -296,7 +296,7 @@ def test_kicks_leave_the_local_optimum_where_hill_climbing_stops() -> None:
     assert counts["evaluations"] < 3000 and counts["kicks"] == 0  # stopped: no move gains
     kicked, counts = improve_by_moves(p, heft(p), math.inf, 3000, 0, kicks=True)
     _valid(p, kicked)
-    assert counts["kicks_improved"] > 0  # 2 of 5 kicks (40.27 -> 39.83 ms)
+    assert counts["kicks_improved"] > 0  # 2 of 4 kicks (40.14 -> 39.71 ms)
     assert kicked.makespan_ms < climbed.makespan_ms
     again, _ = improve_by_moves(p, heft(p), math.inf, 3000, 0, kicks=True)
     assert again.solution.device == kicked.solution.device
