@@ -9,7 +9,7 @@ import time
 from probe_common import case_and_incumbent
 
 from placer.heuristics import resequence
-from placer.local_search import _Chains
+from placer.local_search import _Chains, _placed
 from placer.neighbourhood import critical_path
 from placer.repair import memory_overflow
 from placer.schedule import retime, solution_from_starts
@@ -27,10 +27,7 @@ while time.time() - t0 < seconds:
     for chain, d in chains.moves(groups):
         if all(device[p.groups[g][0]] == d for g in chain):
             continue
-        trial = list(device)
-        for g in chain:
-            for k in p.groups[g]:
-                trial[k] = d
+        trial = _placed(p, device, chain, d)
         if any(memory_overflow(p, trial)):
             continue
         evaluations += 1
