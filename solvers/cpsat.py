@@ -43,6 +43,7 @@ def solve_cpsat(
     on_solution: Callable[[Any], None] | None = None,
     on_bound: Callable[[float], None] | None = None,
     presolve: bool = True,
+    linear_relaxation: bool = True,
     deterministic: bool = False,
 ) -> tuple[SolverRun, Any]:
     """Solve `model`; returns the run and the CpSolver (to read values from).
@@ -50,8 +51,8 @@ def solve_cpsat(
     `on_solution(callback)` is called on every improving solution, from the solver's
     thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work;
     `on_bound(bound)` on every improved proven bound (in the model's units), between solutions.
-    Without `presolve` a hinted big model gets its first solution at once. With
-    `deterministic`, `time_limit_s` is deterministic time; a wall-clock safety stop at
+    Without `presolve` a hinted big model gets its first solution at once. Without
+    `linear_relaxation` no LP runs (linearization level 0). With `deterministic`, `time_limit_s` is deterministic time; a wall-clock safety stop at
     WALL_SAFETY times that (a machine many times slower than usual) keeps it bounded.
     """
     from ortools.sat.python import cp_model
@@ -70,6 +71,8 @@ def solve_cpsat(
     solver.parameters.relative_gap_limit = float(relative_gap)
     # presolve can take seconds on big models and is not interrupted by the time limit
     solver.parameters.cp_model_presolve = presolve
+    if not linear_relaxation:
+        solver.parameters.linearization_level = 0
     if on_bound is not None:
         solver.best_bound_callback = on_bound
 
