@@ -95,6 +95,18 @@ def test_deterministic_cpsat_runs_one_worker_whatever_the_threads() -> None:
     assert solve_cpsat(_knapsack_cp(20), 10, threads=2)[1].parameters.num_workers == 2
 
 
+def test_cpsat_without_its_linear_relaxation_proves_the_same_optimum() -> None:
+    """The window search's sub-solves run without the LP (placer.window_search): the limit
+    reaches CP-SAT through the back-end interface, and only the search changes."""
+    from solvers.registry import Limits, get_backend
+
+    with_lp, solver = get_backend("cpsat").solve(_knapsack_cp(20), Limits(10, deterministic=True))
+    without, solver_without = get_backend("cpsat").solve(_knapsack_cp(20), Limits(10, deterministic=True,
+                                                                                  linear_relaxation=False))
+    assert solver.parameters.linearization_level == 1 and solver_without.parameters.linearization_level == 0
+    assert with_lp.status is without.status is SolveStatus.OPTIMAL and with_lp.objective == without.objective
+
+
 def test_cpsat_answers_a_model_its_symmetry_detection_crashes_on() -> None:
     """Fuzz case 1602: OR-Tools 9.15's presolve raises IndexError on this memory-infeasible model."""
     from pathlib import Path
