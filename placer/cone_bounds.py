@@ -207,8 +207,9 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     add_symmetry_breaking(m, problem.interchangeable_devices, free, presence)
     m.minimize(start[target])
     # without presolve: a sub-model of 60 ops needs none, and NASNet cells (2,214 ops, 4 GPUs,
-    # 9 s) get 244 sub-solves instead of 111 and a bound of 22.13 ms instead of 21.84
-    run, _ = budget.solve_cpsat(m, seconds, presolve=False)
+    # 9 s) get 244 sub-solves instead of 111 and a bound of 22.13 ms instead of 21.84. Without
+    # the LP relaxation: the same bounds on 120 of its cones, in 9% less work and 25% less time
+    run, _ = budget.solve_cpsat(m, seconds, presolve=False, linear_relaxation=False)
     if run.status is SolveStatus.INFEASIBLE or run.bound is None:
         return release[target]  # the cone always has a solution: nothing to learn
     return max(release[target], math.floor(run.bound + 1e-9) * tick)
