@@ -167,6 +167,29 @@ def test_a_group_window_is_a_stretch_around_each_of_its_ops_far_apart() -> None:
     assert moved.makespan_ms == pytest.approx(6.0)
 
 
+class _RecordingBudget(Budget):
+    """A real budget that keeps the options of every CP-SAT call."""
+
+    def __init__(self, limit_s: float) -> None:
+        super().__init__(limit_s, deterministic=True)
+        self.calls: list[dict] = []
+
+    def solve_cpsat(self, model, seconds, **options):  # type: ignore[no-untyped-def]
+        self.calls.append(options)
+        return super().solve_cpsat(model, seconds, **options)
+
+
+def test_a_window_is_solved_without_presolve_and_without_the_lp() -> None:
+    """Window models minimise an exit time under enforced precedences: CP-SAT's LP relaxation
+    of that is weak and costs each node (benchmarks/reports/2026-12-02-windows-without-lp)."""
+    problem, incumbent = _separated_chains_on_one_device()
+    f0 = problem.ops.index("f0")
+    current = _Incumbent(incumbent, sorted(incumbent.start_ms), [f0], tails_ms(problem, incumbent))
+    budget = _RecordingBudget(10)
+    assert _solve_window(problem, current, [(0.0, 1.0), (7.0, math.inf)], budget, 5.0) is not None
+    assert budget.calls == [{"presolve": False, "linear_relaxation": False}]
+
+
 def test_group_windows_on_separated_graphs_give_valid_answers_only() -> None:
     """Small windows on forward/backward copies (groups far apart in time, so group windows
     are several stretches with frozen ops between): every accepted answer is checked."""
