@@ -27,8 +27,9 @@ __all__ = ["DETERMINISTIC_STRETCH", "WORK_PER_SECOND", "Budget"]
 # 0.77 (BERT per head, 2,066 ops). At 0.25 a 60 s deterministic solve of Inception-V3 on the DGX-1
 # quad spent 34 s and ended 15.8% from its bound; at 0.4, 48 s and 0.43%.
 WORK_PER_SECOND = 0.4
-# A deterministic solve takes about 1-2 times its limit on an idle core (measured 0.8-2.0x: CP-SAT's
-# rate differs by model, and heuristics, stitching and checks run outside the work count); a busy
+# A deterministic solve takes about 1-2 times its limit on an idle core (measured 0.8-2.6x, the most on
+# msr-fiddle's Inception-V3 on the DGX-1, whose window models CP-SAT counts slowly: CP-SAT's rate
+# differs by model, and heuristics, stitching and checks run outside the work count); a busy
 # core stretches that again (one competing process halves a worker's share). Callers that kill runs
 # from outside (the service's deadline) allow this many limits.
 DETERMINISTIC_STRETCH = 5.0
