@@ -52,8 +52,9 @@ def solve_cpsat(
     thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work;
     `on_bound(bound)` on every improved proven bound (in the model's units), between solutions.
     Without `presolve` a hinted big model gets its first solution at once. Without
-    `linear_relaxation` no LP runs (linearization level 0). With `deterministic`, `time_limit_s` is deterministic time; a wall-clock safety stop at
-    WALL_SAFETY times that (a machine many times slower than usual) keeps it bounded.
+    `linear_relaxation` no LP runs (linearization level 0). With `deterministic`,
+    `time_limit_s` is deterministic time; a wall-clock safety stop at WALL_SAFETY times that
+    (a machine many times slower than usual) keeps it bounded.
     """
     from ortools.sat.python import cp_model
 
