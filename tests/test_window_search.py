@@ -183,10 +183,9 @@ def test_a_window_is_solved_without_presolve_and_without_the_lp() -> None:
     """Window models minimise an exit time under enforced precedences: CP-SAT's LP relaxation
     of that is weak and costs each node (benchmarks/reports/2026-12-02-windows-without-lp)."""
     problem, incumbent = _separated_chains_on_one_device()
-    f0 = problem.ops.index("f0")
-    current = _Incumbent(incumbent, sorted(incumbent.start_ms), [f0], tails_ms(problem, incumbent))
     budget = _RecordingBudget(10)
-    assert _solve_window(problem, current, [(0.0, 1.0), (7.0, math.inf)], budget, 5.0) is not None
+    window = [(0.0, 1.0), (7.0, math.inf)]
+    assert _solve_window(problem, _Incumbent.of(problem, incumbent), window, budget, 5.0) is not None
     assert budget.calls == [{"presolve": False, "linear_relaxation": False}]
 
 
