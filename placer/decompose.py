@@ -63,6 +63,9 @@ __all__ = ["Decomposition", "decompose", "solve_decomposed"]
 FIRST_PASS_SHARE = 0.25  # of the component time; the rest goes to the largest remaining gaps
 CHAIN_LOADS_SHARE = 0.1  # of the decomposition's limit, at most, for the bound of placer.chain_loads: BERT-base
                          # needs 0.2-0.5 s of 55, zoo ResNet-50 on the DGX-1 2-3 s (one spread solve 1.2 s)
+RELAXED_QUICK_SHARE = 0.25  # of a relaxation round, for CP-SAT's default search before its lower-bound
+                            # tree search (default proves small components at once, the tree search
+                            # far more on large ones: benchmarks/reports/2026-12-03-bound-search)
 BRIDGE_STRETCH = 10.0  # an op is a bridge when the path it spans lasts this many times its duration ...
 BRIDGE_MAX_WORK = 0.1  # ... and the bridges hold at most this share of the work (see `_bridges`)
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
@@ -366,13 +369,15 @@ def _copy_answer(problem: Problem, dec: Decomposition, answer: _ComponentAnswer,
 def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time_limit_s: float,
                      budget: Budget, hint: Solution | _ComponentAnswer | None,
                      fixed: dict[int, int] | None = None, representatives: list[int] | None = None,
-                     apart: list[int] | None = None, good_enough_ms: float | None = None) -> _ComponentAnswer:
+                     apart: list[int] | None = None, good_enough_ms: float | None = None,
+                     bound_search: bool = False) -> _ComponentAnswer:
     """Minimise the sum of the spans of the component's segments (see the module docstring).
 
     `fixed` pins groups (by index) to devices: how a component is fitted to the cut devices
     its neighbours chose when no automorphism of the hardware can relabel it onto them.
     `apart` lists groups that may not all share one device (placer.chain_loads). The search
     stops at the first answer of at most `good_enough_ms` (a re-fit that matches the free answer).
+    `bound_search`: CP-SAT's lower-bound tree search, for solves kept only for their bound.
     """
     from ortools.sat.python import cp_model
 
@@ -490,7 +495,7 @@ def _solve_component(problem: Problem, dec: Decomposition, comp: list[int], time
         if found.objective_value * tick <= good_enough_ms * (1 + 1e-9):
             found.stop_search()
 
-    run, solver = budget.solve_cpsat(m, time_limit_s,
+    run, solver = budget.solve_cpsat(m, time_limit_s, bound_search=bound_search,
                                      on_solution=None if good_enough_ms is None else stop_if_good_enough)
     if not run.has_solution:
         return _ComponentAnswer({}, {}, 0.0, math.inf, False, run.status.value)
@@ -965,8 +970,10 @@ class _Rounds:
     the answer is stitched (only the bound can still change), where the hardware has a
     symmetric relaxation (placer.relax: every device pair as fast as the fastest, so every
     device interchangeable), rounds alternate between the relaxation (a bound only, often
-    proven far sooner from the component's answer as a hint) and the component, starting
-    with the relaxation, until the relaxation is proven. Before the stitch the rounds go
+    proven far sooner from the component's answer as a hint, and searched with CP-SAT's
+    lower-bound tree search: GPT per head on the DGX-1, a 96-op layer, 0.39 -> 0.79 of its
+    answer proven in 4.6 work units) and the component, starting with the relaxation, until
+    the relaxation is proven. Before the stitch the rounds go
     to the component itself: they also improve its answer (the relaxation in every other
     round there cost the per-head BERT-12 on a DGX-1 1.5 ms of answer).
     """
@@ -1012,10 +1019,29 @@ def _close_gaps(shared: _Shared, budget: Budget, solved: dict[int, _ComponentAns
         _, c = open_gaps[-1]
         relaxed, share = rounds.next(c, remaining)
         step(_round_message(c, relaxed, solved[c], share))
-        again = _solve_component(shared.relaxed if relaxed else shared.problem, shared.dec,
-                                 shared.dec.components[c], share, budget, solved[c],
-                                 representatives=[0] if relaxed else shared.representatives)
+        again = _solve_round(shared, c, relaxed, share, budget, solved[c])
         solved[c] = rounds.record(c, relaxed, solved[c], again)
+
+
+def _solve_round(shared: _Shared, c: int, relaxed: bool, seconds: float, budget: Budget,
+                 hint: Solution | _ComponentAnswer | None) -> _ComponentAnswer:
+    """Component c's gap round from `hint`; a round of its relaxation (kept for its bound only)
+    tries CP-SAT's default search for `RELAXED_QUICK_SHARE` of the time and, unless that
+    proves it, its lower-bound tree search for the rest."""
+    comp = shared.dec.components[c]
+    if not relaxed:
+        return _solve_component(shared.problem, shared.dec, comp, seconds, budget, hint,
+                                representatives=shared.representatives)
+    assert shared.relaxed is not None
+    began = budget.spent()
+    quick = _solve_component(shared.relaxed, shared.dec, comp, RELAXED_QUICK_SHARE * seconds, budget, hint,
+                             representatives=[0])
+    left = seconds - (budget.spent() - began)
+    if quick.optimal or left < 0.05:
+        return quick
+    deep = _solve_component(shared.relaxed, shared.dec, comp, left, budget, quick if quick.device_of_group else hint,
+                            representatives=[0], bound_search=True)
+    return _better(quick, deep)
 
 
 def _open_gaps(solved: dict[int, _ComponentAnswer], copies: list[int]) -> list[tuple[float, int]]:
@@ -1066,10 +1092,7 @@ def _solve_task(shared: _Shared, task: _Task) -> tuple[_ComponentAnswer, float, 
     """One component solve in a pool's worker, on a budget of its own: (answer, CP-SAT work,
     wall-clock seconds)."""
     budget = Budget(task.time_limit_s, shared.deterministic, shared.threads, shared.seed)
-    problem = shared.relaxed if task.relaxed else shared.problem
-    assert problem is not None
-    answer = _solve_component(problem, shared.dec, shared.dec.components[task.component], task.time_limit_s,
-                              budget, task.hint, representatives=[0] if task.relaxed else shared.representatives)
+    answer = _solve_round(shared, task.component, task.relaxed, task.time_limit_s, budget, task.hint)
     return answer, budget.work, budget.elapsed()
 
 

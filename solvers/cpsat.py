@@ -44,6 +44,7 @@ def solve_cpsat(
     on_bound: Callable[[float], None] | None = None,
     presolve: bool = True,
     linear_relaxation: bool = True,
+    bound_search: bool = False,
     deterministic: bool = False,
 ) -> tuple[SolverRun, Any]:
     """Solve `model`; returns the run and the CpSolver (to read values from).
@@ -52,7 +53,9 @@ def solve_cpsat(
     thread, with a CpSolverSolutionCallback whose Value() and BestObjectiveBound() work;
     `on_bound(bound)` on every improved proven bound (in the model's units), between solutions.
     Without `presolve` a hinted big model gets its first solution at once. Without
-    `linear_relaxation` no LP runs (linearization level 0). With `deterministic`,
+    `linear_relaxation` no LP runs (linearization level 0). With `bound_search` CP-SAT's
+    lower-bound tree search spends the search on the proof (answers come later and worse):
+    for solves kept only for their bound. With `deterministic`,
     `time_limit_s` is deterministic time; a wall-clock safety stop at WALL_SAFETY times that
     (a machine many times slower than usual) keeps it bounded.
     """
@@ -74,6 +77,8 @@ def solve_cpsat(
     solver.parameters.cp_model_presolve = presolve
     if not linear_relaxation:
         solver.parameters.linearization_level = 0
+    if bound_search:
+        solver.parameters.optimize_with_lb_tree_search = True
     if on_bound is not None:
         solver.best_bound_callback = on_bound
 

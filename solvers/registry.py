@@ -28,6 +28,7 @@ class Limits:
     deterministic: bool = False            # time_limit_s is deterministic work (CP-SAT)
     presolve: bool = True
     linear_relaxation: bool = True         # CP-SAT: its LP relaxation (linearization level 1) or none (0)
+    bound_search: bool = False             # CP-SAT: its lower-bound tree search (for solves kept for their bound)
     warm_start: bool = False               # the model's initial values are a complete start (MILP)
     on_solution: Callable[[Any], None] | None = None  # CP-SAT: every improving solution
     on_bound: Callable[[float], None] | None = None   # CP-SAT: every improved proven bound
@@ -61,7 +62,8 @@ class CpSat:
         return solve_cpsat(model, limits.time_limit_s, threads=limits.threads,
                            seed=limits.seed, relative_gap=limits.relative_gap, on_solution=limits.on_solution,
                            on_bound=limits.on_bound, presolve=limits.presolve,
-                           linear_relaxation=limits.linear_relaxation, deterministic=limits.deterministic)
+                           linear_relaxation=limits.linear_relaxation, bound_search=limits.bound_search,
+                           deterministic=limits.deterministic)
 
 
 class PulpMilp:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from placer.budget import Budget
 from solvers import available_solvers
 
 # Property tests draw the same examples on every run: a failure reproduces, and a pass
@@ -112,3 +113,18 @@ def graph(ops: list[tuple], edges: list[tuple] = (), **extra: Any) -> dict:
         "ops": [{"id": o[0], "time_ms": o[1], "memory_bytes": o[2] if len(o) > 2 else 0} for o in ops],
         "edges": [{"src": s, "dst": d, "bytes": b} for s, d, b in edges],
     }
+
+
+class RecordingBudget(Budget):
+    """A real deterministic budget that keeps the options of every CP-SAT call."""
+
+    def __init__(self, limit_s: float, threads: int = 2) -> None:
+        super().__init__(limit_s, deterministic=True, threads=threads)
+        self.calls: list[dict] = []
+        self.runs: list[Any] = []   # solvers.base.SolverRun of each call
+
+    def solve_cpsat(self, model: Any, seconds: float, **options: Any) -> Any:
+        self.calls.append(options)
+        run, solver = super().solve_cpsat(model, seconds, **options)
+        self.runs.append(run)
+        return run, solver

@@ -107,6 +107,18 @@ def test_cpsat_without_its_linear_relaxation_proves_the_same_optimum() -> None:
     assert with_lp.status is without.status is SolveStatus.OPTIMAL and with_lp.objective == without.objective
 
 
+def test_cpsat_with_its_bound_search_proves_the_same_optimum() -> None:
+    """The relaxation's rounds of the decomposition search for the bound (placer.decompose):
+    the option reaches CP-SAT through the back-end interface, and only the search changes."""
+    from solvers.registry import Limits, get_backend
+
+    default, solver = get_backend("cpsat").solve(_knapsack_cp(20), Limits(10, deterministic=True))
+    tree, solver_tree = get_backend("cpsat").solve(_knapsack_cp(20), Limits(10, deterministic=True,
+                                                                            bound_search=True))
+    assert not solver.parameters.optimize_with_lb_tree_search and solver_tree.parameters.optimize_with_lb_tree_search
+    assert default.status is tree.status is SolveStatus.OPTIMAL and default.objective == tree.objective
+
+
 def test_cpsat_answers_a_model_its_symmetry_detection_crashes_on() -> None:
     """Fuzz case 1602: OR-Tools 9.15's presolve raises IndexError on this memory-infeasible model."""
     from pathlib import Path

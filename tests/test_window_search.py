@@ -28,7 +28,7 @@ from placer.window_search import (
     tails_ms,
 )
 from tests.reference import brute_force_makespan
-from tests.conftest import fully_connected
+from tests.conftest import RecordingBudget, fully_connected
 from tests.test_bounds import _mirror_case, _problem, _random_case
 
 TOL = 1e-6
@@ -167,23 +167,11 @@ def test_a_group_window_is_a_stretch_around_each_of_its_ops_far_apart() -> None:
     assert moved.makespan_ms == pytest.approx(6.0)
 
 
-class _RecordingBudget(Budget):
-    """A real budget that keeps the options of every CP-SAT call."""
-
-    def __init__(self, limit_s: float) -> None:
-        super().__init__(limit_s, deterministic=True)
-        self.calls: list[dict] = []
-
-    def solve_cpsat(self, model, seconds, **options):  # type: ignore[no-untyped-def]
-        self.calls.append(options)
-        return super().solve_cpsat(model, seconds, **options)
-
-
 def test_a_window_is_solved_without_presolve_and_without_the_lp() -> None:
     """Window models minimise an exit time under enforced precedences: CP-SAT's LP relaxation
     of that is weak and costs each node (benchmarks/reports/2026-12-02-windows-without-lp)."""
     problem, incumbent = _separated_chains_on_one_device()
-    budget = _RecordingBudget(10)
+    budget = RecordingBudget(10)
     window = [(0.0, 1.0), (7.0, math.inf)]
     assert _solve_window(problem, _Incumbent.of(problem, incumbent), window, budget, 5.0) is not None
     assert budget.calls == [{"presolve": False, "linear_relaxation": False}]
