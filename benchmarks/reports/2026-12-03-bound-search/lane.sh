@@ -1,0 +1,3 @@
+# lane.sh SNAP OUTDIR CASES...
+snap=$1; out=$2; shift 2
+for c in "$@"; do RES_DIR=$out PYTHONPATH=$snap /work/main/.venv/bin/python /work/main/benchmarks/reports/2026-11-27-bridges/run_case.py $c 60 det 2>&1 | tail -1 >> $out/runs.txt; done
