@@ -1038,7 +1038,7 @@ def _solve_round(shared: _Shared, c: int, relaxed: bool, seconds: float, budget:
     quick = _solve_component(shared.relaxed, shared.dec, comp, RELAXED_QUICK_SHARE * seconds, budget, hint,
                              representatives=[0])
     left = seconds - (budget.spent() - began)
-    if quick.optimal or left < 0.05:
+    if quick.optimal or left < 0.05:  # (too little left for a second solve to prove anything)
         return quick
     deep = _solve_component(shared.relaxed, shared.dec, comp, left, budget, quick if quick.device_of_group else hint,
                             representatives=[0], bound_search=True)

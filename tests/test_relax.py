@@ -7,7 +7,7 @@ import pytest
 
 from benchmarks.graphs import fully_connected_hardware, training_step
 from hardware_graphs import load_preset_document
-from placer.budget import Budget
+from placer.budget import WORK_PER_SECOND, Budget
 from placer.decompose import _ComponentAnswer, _Rounds, _solve_component, decompose, orbit_representatives
 from placer.model import build_problem
 from placer.relax import symmetric_relaxation
@@ -154,7 +154,8 @@ def test_a_relaxation_round_tries_the_default_search_then_the_bound_search() -> 
     quick_proved = relaxed.runs[0].status.value == "optimal"
     searches = [call.get("bound_search", False) for call in relaxed.calls]
     assert searches == ([False] if quick_proved else [False, True])
-    assert answer.bound_ms > 0 and relaxed.work <= 0.4 * 1.0 + 1e-9   # within the round's 1 s (0.4 units)
+    # within the round's 1 s of work (CP-SAT stops a few percent past a deterministic limit)
+    assert answer.bound_ms > 0 and relaxed.work <= 1.25 * WORK_PER_SECOND * 1.0
     _solve_round(shared, c, False, 1.0, own, None)
     assert [call.get("bound_search", False) for call in own.calls] == [False]
 
