@@ -55,9 +55,9 @@ def solve_cpsat(
     Without `presolve` a hinted big model gets its first solution at once. Without
     `linear_relaxation` no LP runs (linearization level 0). With `bound_search` CP-SAT's
     lower-bound tree search spends the search on the proof (answers come later and worse):
-    for solves kept only for their bound. With `deterministic`,
-    `time_limit_s` is deterministic time; a wall-clock safety stop at WALL_SAFETY times that
-    (a machine many times slower than usual) keeps it bounded.
+    for solves kept only for their bound. With `deterministic`, `time_limit_s` is
+    deterministic time; a wall-clock safety stop at WALL_SAFETY times that (a machine many
+    times slower than usual) keeps it bounded.
     """
     from ortools.sat.python import cp_model
 

@@ -114,9 +114,9 @@ def test_an_unproductive_one_worker_cpsat_solve_is_followed_by_neighbourhood_sea
     its windows prove this graph optimal before)."""
     g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
     options = PlaceOptions(time_limit_s=3.0, deterministic=True)
-    without_windows = {"lns_min_s": 0.01, "windows_share": 0.0}
-    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0, **without_windows))
-    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=1.0, **without_windows))
+    both = {"lns_min_s": 0.01, "windows_share": 0.0}  # short neighbourhood steps, no windows
+    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0, **both))
+    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=1.0, **both))
     assert productive.stats.neighbourhood_steps is None
     assert unproductive.stats.neighbourhood_steps is not None and unproductive.stats.neighbourhood_steps > 0
     for result in (productive, unproductive):
