@@ -554,29 +554,33 @@ class JobManager:
             self._resolve_error(job, RuntimeError("internal error while running the job"))
 
     def _run(self, index: int, job: Job, worker: SolveWorker | None) -> SolveWorker | None:
-        """Run one job on the slot's worker; returns the worker to keep (None: start a new one)."""
+        """Run one job on the slot's worker; returns the worker to keep (None: start a new one).
+        The slot counts as free again before the job's caller hears the answer: a caller who
+        sends the next solve the moment this one returns must find the worker idle."""
+        outcome: Outcome | None = None
         try:
             if worker is None or not worker.alive():
                 worker = self._spawn(index)
-            if worker is None:
-                self._finish(job, "failed", 0.0, error={"code": "worker_failed", "type": "WorkerFailedError",
-                                                         "detail": "no solve worker could be started"})
-                return None
-            self._mark_running(job)
-            worker.log_context = {"request_id": job.request_id, "job": job.record.id}
-            outcome = worker.run(job.record.request, job.deadline_s,
-                                 lambda ev, job=job: self._on_progress(job, ev), job.cancel,
-                                 on_start=lambda where, job=job: self._on_start(job, where))
-            if outcome.kind not in ("done", "error"):
-                worker = None  # killed or dead: a fresh one is started
-            self._conclude(job, outcome)
-            return worker
+            if worker is not None:
+                self._mark_running(job)
+                worker.log_context = {"request_id": job.request_id, "job": job.record.id}
+                outcome = worker.run(job.record.request, job.deadline_s,
+                                     lambda ev, job=job: self._on_progress(job, ev), job.cancel,
+                                     on_start=lambda where, job=job: self._on_start(job, where))
         finally:
             with self._cond:
                 self._busy -= 1
                 if job.persistent:
                     self._busy_jobs -= 1
                 self._cond.notify_all()  # a job may now be allowed to run
+        if worker is None or outcome is None:
+            self._finish(job, "failed", 0.0, error={"code": "worker_failed", "type": "WorkerFailedError",
+                                                     "detail": "no solve worker could be started"})
+            return None
+        if outcome.kind not in ("done", "error"):
+            worker = None  # killed or dead: a fresh one is started
+        self._conclude(job, outcome)
+        return worker
 
     def _mark_running(self, job: Job) -> None:
         with self._cond:

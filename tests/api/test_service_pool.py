@@ -223,6 +223,21 @@ def test_the_queue_is_bounded(tmp_path: Path) -> None:
         manager.stop()
 
 
+def test_a_worker_is_free_again_before_its_caller_hears_the_answer(tmp_path: Path) -> None:
+    # no waiting room: the next solve, sent the moment the last one answered, needs the worker idle
+    manager = _manager(tmp_path, "echo", queue_size=0)
+    try:
+        busy_when_answered: list[int] = []
+        for i in range(3):
+            job = manager.submit("placement", {"i": i}, {"solver": "cpsat", "time_limit_s": 5}, persistent=False)
+            # the callback runs in the slot's thread as the answer is handed over, not after
+            job.future.add_done_callback(lambda _, m=manager: busy_when_answered.append(m.running()))
+            assert job.future.result(timeout=30).state == "succeeded"
+        assert busy_when_answered == [0, 0, 0]
+    finally:
+        manager.stop()
+
+
 def test_a_job_running_at_shutdown_is_requeued_at_the_next_start(tmp_path: Path) -> None:
     manager = _manager(tmp_path, "stubborn")
     job = manager.submit("placement", {"pid_file": str(tmp_path / "p")}, {"solver": "cbc", "time_limit_s": 30},
