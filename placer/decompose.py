@@ -28,7 +28,7 @@ import itertools
 import math
 import time
 from bisect import bisect_right
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property, partial
@@ -819,7 +819,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     stats.decomposition_bound_ms = bound
     stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     chain_ms = None
-    if bound >= bound_to_beat_ms and _dangling_on_the_chain(problem, dec):
+    if bound >= bound_to_beat_ms and (_dangling_on_the_chain(problem, dec) or problem.memory_exceeds_a_device()):
         # with the time the components' rounds left: while a gap is open, its proof pays more
         seconds = min(deadline - budget.spent(), CHAIN_LOADS_SHARE * (deadline - began))
         chain_ms = _chain_loads(problem, dec, [solved[source[c]] for c in range(len(dec.components))],
@@ -833,23 +833,75 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
 
 
 def _forced_moves_ms(problem: Problem, dec: Decomposition) -> float:
-    """What the chain of time cuts must spend on transfers because memory parts its cuts: in a
-    run of cuts joined directly (nothing between them), groups that no device can hold together
-    put some two neighbours on different devices, and the run's cheapest such crossing delays
-    the chain. Runs are disjoint, so their crossings add up (GPT per head on a memory-tight
-    DGX-1: the language-model head's group and the loss's fit on no GPU together, and the
-    412 MB of logits between them cross over and back, 16.5 ms)."""
-    total, first = 0.0, 0
-    for i in range(1, len(dec.cuts)):
-        if dec.segments[i]:  # ops between cuts i - 1 and i: their component's bound prices them
-            first = i
-            continue
-        run = dec.cuts[first:i + 1]
-        if not problem.fit_together({problem.group[k] for k in run}):
-            total += min((_crossing_ms(problem, u, v) for u, v in itertools.pairwise(run)
-                          if problem.group[u] != problem.group[v]), default=0.0)
-            first = i
-    return total
+    """What the chain of time cuts must spend on transfers because memory parts its cuts.
+
+    A run of consecutive cuts on one device holds all their groups' memory, so where the
+    chain fits on no device it switches devices between some cuts; a switch between cuts
+    joined directly delays the chain by their tensors' crossing (`_crossing_ms`). A switch
+    where ops sit between the cuts is free here (their component's bound prices what it can),
+    as is one a component's own bound prices (`dec.switches`); cuts of one group never part.
+    The cheapest split of the chain into runs that fit is a shortest path over the cuts
+    (GPT per head on a memory-tight DGX-1: the language-model head's group and the loss's fit
+    on no GPU together, and the 412 MB of logits between them cross over and back, 16.5 ms;
+    PipeDream's ResNet-50 on a memory-tight DGX-1, 274 cuts: 11.3 ms)."""
+    cuts = dec.cuts
+    if not cuts or not problem.memory_exceeds_a_device():
+        return 0.0
+    crossing = [0.0] * len(cuts)  # [j]: cuts j - 1 and j on different devices
+    for j in range(1, len(cuts)):
+        u, v = cuts[j - 1], cuts[j]
+        if problem.group[u] == problem.group[v]:
+            crossing[j] = math.inf
+        elif not dec.segments[j] and j not in dec.switches:
+            crossing[j] = _crossing_ms(problem, u, v)
+    cheapest = [math.inf] * (len(cuts) + 1)  # [i]: the crossings paid before a run starts at cut i
+    cheapest[0] = 0.0
+    run = _Run(problem)
+    first = 0                                # the run ending at cut j starts at `first` or later
+    starts: deque[int] = deque()             # candidate starts, their `cheapest` increasing
+    for j, cut in enumerate(cuts):
+        run.add(problem.group[cut])
+        while starts and cheapest[starts[-1]] >= cheapest[j]:
+            starts.pop()
+        starts.append(j)
+        while first <= j and not run.fits():
+            run.remove(problem.group[cuts[first]])
+            first += 1
+        while starts and starts[0] < first:
+            starts.popleft()
+        if not starts:
+            return 0.0  # one cut's group fits no device: no placement at all
+        cheapest[j + 1] = cheapest[starts[0]] + (crossing[j + 1] if j + 1 < len(cuts) else 0.0)
+    return cheapest[-1] if math.isfinite(cheapest[-1]) else 0.0
+
+
+class _Run:
+    """The groups of a run of cuts (with multiplicity) and whether one device holds them all."""
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.count: dict[int, int] = defaultdict(int)
+        self.need = 0
+        self.allowing = [0] * problem.n_devices  # per device, the run's distinct groups that may use it
+
+    def add(self, g: int) -> None:
+        if self.count[g] == 0:
+            self.need += self.problem.group_memory_bytes(g)
+            for d in self.problem.allowed[g]:
+                self.allowing[d] += 1
+        self.count[g] += 1
+
+    def remove(self, g: int) -> None:
+        self.count[g] -= 1
+        if self.count[g] == 0:
+            del self.count[g]
+            self.need -= self.problem.group_memory_bytes(g)
+            for d in self.problem.allowed[g]:
+                self.allowing[d] -= 1
+
+    def fits(self) -> bool:
+        return any(self.allowing[d] == len(self.count) and (cap is None or self.need <= cap)
+                   for d, cap in enumerate(self.problem.capacity_bytes))
 
 
 def _crossing_ms(problem: Problem, u: int, v: int) -> float:

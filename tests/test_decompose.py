@@ -467,6 +467,30 @@ def test_the_nearest_relabelling_keeps_the_cut_device_and_breaks_the_fewest_rout
     assert _nearest_relabelling(p, {0: 3, 1: 3}) is None  # (no permutation)
 
 
+def test_the_chain_split_by_memory_pays_its_cheapest_crossings_over_the_whole_chain() -> None:
+    """Five 400 MB cuts in a chain on three 1 GB GPUs: no three consecutive ones share a GPU,
+    so two crossings at least, and the cheapest pair that leaves no run of three is a -> b and
+    c -> d (1 + 10 ms). Split window by window ({a, b, c} then {c, d, e}) the crossings would
+    be 1 + 1 ms. The bound meets the exact optimum: 5 ms of ops and 11 of transfers."""
+    from placer.decompose import _forced_moves_ms
+
+    mb = 1_000_000
+    doc = graph([(name, 1.0) for name in "abcde"],
+                [("a", "b", 1 * mb), ("b", "c", 10 * mb), ("c", "d", 10 * mb), ("d", "e", 1 * mb)])
+    for op in doc["ops"]:
+        op["memory_bytes"] = 400 * mb
+    g = parse_graph(doc)
+    hw = parse_hardware(fully_connected_hardware(3, link_gb_per_s=1.0, latency_us=0, memory_bytes=1000 * mb))
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    assert [p.ops[c] for c in dec.cuts] == list("abcde")
+    assert _forced_moves_ms(p, dec) == pytest.approx(11.0)
+    exact = place(g, hw, PlaceOptions(time_limit_s=20, threads=1, relative_gap=0))
+    assert exact.status == "optimal" and exact.makespan_ms == pytest.approx(16.0)
+    answer = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+    assert answer.bound_ms == pytest.approx(16.0)
+
+
 def test_the_nearest_relabelling_moves_devices_onto_alike_ones() -> None:
     """On a machine whose GPUs alternate 2 GB and 1 GB, all links equal, every permutation
     keeps the route costs: the nearest one sends each GPU to a GPU of its own size (the first
