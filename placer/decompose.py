@@ -819,7 +819,7 @@ def solve_decomposed(problem: Problem, dec: Decomposition, budget: Budget, time_
     stats.decomposition_bound_ms = bound
     stats.decomposition_components_optimal = sum(solved[source[c]].optimal for c in range(len(dec.components)))
     chain_ms = None
-    if bound >= bound_to_beat_ms and (_dangling_on_the_chain(problem, dec) or problem.memory_exceeds_a_device()):
+    if bound >= bound_to_beat_ms and _dangling_on_the_chain(problem, dec):
         # with the time the components' rounds left: while a gap is open, its proof pays more
         seconds = min(deadline - budget.spent(), CHAIN_LOADS_SHARE * (deadline - began))
         chain_ms = _chain_loads(problem, dec, [solved[source[c]] for c in range(len(dec.components))],
