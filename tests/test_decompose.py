@@ -491,6 +491,43 @@ def test_the_chain_split_by_memory_pays_its_cheapest_crossings_over_the_whole_ch
     assert answer.bound_ms == pytest.approx(16.0)
 
 
+def memory_split_case(seed: int) -> tuple[dict, dict]:
+    """A chain of 4-9 ops or a small training step, 100-400 MB per op, on 2-3 GPUs that each
+    hold a little over their share: memory parts the chain of time cuts."""
+    rng = random.Random(seed)
+    if rng.random() < 0.5:
+        k = rng.randint(4, 9)
+        doc = graph([(f"o{i}", round(rng.uniform(0.2, 3), 3)) for i in range(k)],
+                    [(f"o{i}", f"o{i + 1}", rng.choice([1, 2, 5, 10, 20]) * 10**6) for i in range(k - 1)])
+    else:
+        doc = training_step(layered(rng.randint(3, 6), seed=seed, ccr=rng.choice([0.5, 1.0, 2.0])))
+    for op in doc["ops"]:
+        op["memory_bytes"] = rng.randint(100, 400) * 10**6
+    n = rng.choice([2, 3])
+    hw = fully_connected_hardware(n, link_gb_per_s=rng.choice([1.0, 5.0]), latency_us=rng.choice([0, 5]))
+    total = sum(op["memory_bytes"] for op in doc["ops"])
+    for d in hw["devices"]:
+        d["memory_bytes"] = int(total / n * rng.uniform(1.05, 1.6))
+    return doc, hw
+
+
+@pytest.mark.parametrize("seed", [26, 29, 37, 44, 45])
+def test_the_bound_with_the_chain_split_by_memory_stays_below_the_optimum(seed: int) -> None:
+    """Fixed seeds of the memory-split cases (80 seeds checked by hand, 59 with a split to pay,
+    none above the optimum; these five pay 1-36 ms)."""
+    from placer.decompose import _forced_moves_ms
+
+    doc, hw_doc = memory_split_case(seed)
+    g, hw = parse_graph(doc), parse_hardware(hw_doc)
+    p = build_problem(g, hw)
+    dec = decompose(p)
+    assert dec is not None and _forced_moves_ms(p, dec) > 0
+    answer = solve_decomposed(p, dec, Budget(5, deterministic=True, threads=1), 5, heft(p).solution)
+    exact = place(g, hw, PlaceOptions(time_limit_s=30, threads=1, relative_gap=0))
+    assert exact.status == "optimal"
+    assert answer.bound_ms <= exact.makespan_ms * (1 + 1e-9)
+
+
 def test_the_nearest_relabelling_moves_devices_onto_alike_ones() -> None:
     """On a machine whose GPUs alternate 2 GB and 1 GB, all links equal, every permutation
     keeps the route costs: the nearest one sends each GPU to a GPU of its own size (the first
