@@ -45,6 +45,8 @@ class MilpFormulation:
     C: dict[int, dict[tuple[str, str], Any]]
     stats: dict[str, int] = field(default_factory=dict)
     time_unit_ms: float = 1.0
+    big_m_ms: float = 0.0  # the big-M (the horizon): a solver's answer holds its rows only to its
+                           # integrality tolerance times this, so the objective may undercut by as much
 
     def decode(self, problem: Problem) -> Solution:
         device = [0] * problem.n_ops
@@ -225,7 +227,7 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
     if incumbent is not None:
         _warm_start(problem, incumbent, unit, P, T, cmax, C, D, O, S)
     return MilpFormulation(
-        prob=prob, routing=routing, P=P, T=T, C=C, time_unit_ms=unit,
+        prob=prob, routing=routing, P=P, T=T, C=C, time_unit_ms=unit, big_m_ms=big_m * unit,
         stats={"variables": prob.numVariables(), "constraints": prob.numConstraints(), "disjunctions": len(O)},
     )
 
