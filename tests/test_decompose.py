@@ -513,8 +513,8 @@ def memory_split_case(seed: int) -> tuple[dict, dict]:
 
 @pytest.mark.parametrize("seed", [26, 29, 37, 44, 45])
 def test_the_bound_with_the_chain_split_by_memory_stays_below_the_optimum(seed: int) -> None:
-    """Fixed seeds of the memory-split cases (80 seeds checked by hand, 59 with a split to pay,
-    none above the optimum; these five pay 1-36 ms)."""
+    """Fixed seeds of the memory-split cases (80 seeds in the report, 58 with a split to pay,
+    none above the optimum; these five pay 0.2-36 ms)."""
     from placer.decompose import _forced_moves_ms
 
     doc, hw_doc = memory_split_case(seed)

@@ -1,35 +1,17 @@
-"""Seeds of memory-bound chains and training steps: the decomposition bound never above the exact optimum."""
+"""Seeds of tests/test_decompose.memory_split_case (memory-bound chains and training steps): the
+decomposition bound never above the exact optimum. PYTHONPATH=. python split_fuzz.py FIRST END"""
 import random, sys, dataclasses
-sys.path.insert(0, '/work/main/tests')
-from benchmarks.graphs import fully_connected_hardware, layered, training_step
 from placer.budget import Budget
 from placer.decompose import decompose, solve_decomposed, _forced_moves_ms
 from placer.engine import PlaceOptions, place
 from placer.heuristics import heft
 from placer.model import build_problem
 from placer.schema import parse_graph, parse_hardware
-
-def case(seed):
-    rng = random.Random(seed)
-    if rng.random() < 0.5:
-        k = rng.randint(4, 9)
-        ops = [{"id": f"o{i}", "time_ms": round(rng.uniform(0.2, 3), 3), "memory_bytes": rng.randint(100, 400) * 10**6} for i in range(k)]
-        edges = [{"src": f"o{i}", "dst": f"o{i+1}", "bytes": rng.choice([1, 2, 5, 10, 20]) * 10**6} for i in range(k - 1)]
-        doc = {"format": "placer.graph/v1", "name": f"chain{seed}", "ops": ops, "edges": edges}
-    else:
-        doc = training_step(layered(rng.randint(3, 6), seed=seed, ccr=rng.choice([0.5, 1.0, 2.0])))
-        for op in doc["ops"]:
-            op["memory_bytes"] = rng.randint(100, 400) * 10**6
-    n = rng.choice([2, 3])
-    hw = fully_connected_hardware(n, link_gb_per_s=rng.choice([1.0, 5.0]), latency_us=rng.choice([0, 5]))
-    total = sum(op["memory_bytes"] for op in doc["ops"])
-    for d in hw["devices"]:
-        d["memory_bytes"] = int(total / n * rng.uniform(1.05, 1.6))
-    return doc, hw
+from tests.test_decompose import memory_split_case
 
 bad = 0; nonzero = []
 for seed in range(int(sys.argv[1]), int(sys.argv[2])):
-    doc, hwd = case(seed)
+    doc, hwd = memory_split_case(seed)
     g, hw = parse_graph(doc), parse_hardware(hwd)
     p = build_problem(g, hw)
     dec = decompose(p)
