@@ -573,7 +573,7 @@ class JobManager:
                 if job.persistent:
                     self._busy_jobs -= 1
                 self._cond.notify_all()  # a job may now be allowed to run
-        if worker is None or outcome is None:
+        if outcome is None:  # no worker could be started (a run that raised never gets here)
             self._finish(job, "failed", 0.0, error={"code": "worker_failed", "type": "WorkerFailedError",
                                                      "detail": "no solve worker could be started"})
             return None

@@ -372,7 +372,7 @@ def _solve_model(problem: Any, solver: str, routing: str, time_limit_s: float) -
 
         f = build_cpsat(problem, None, bound)
         run, cp = solve_cpsat(f.model, time_limit_s, threads=1)
-        tick, slack = f.tick_ms, f.rounding_slack_ms
+        tick, slack, big_m_ms = f.tick_ms, f.rounding_slack_ms, 0.0
         decode: Callable[[], Any] = lambda: f.decode(cp.value, problem)  # noqa: E731
     else:
         from placer.formulations.milp import build_milp
@@ -380,9 +380,8 @@ def _solve_model(problem: Any, solver: str, routing: str, time_limit_s: float) -
 
         m = build_milp(problem, routing, None, bound)
         run = solve_milp(m.prob, solver, time_limit_s, threads=1)
-        tick, slack = 1.0, 0.0
+        tick, slack, big_m_ms = 1.0, 0.0, m.big_m_ms
         decode = lambda: m.decode(problem)  # noqa: E731
-    big_m_ms = 0.0 if solver == "cpsat" else m.big_m_ms
     row: dict[str, Any] = {"status": run.status.value, "rounding_slack_ms": slack, "exact_ticks": slack == 0.0,
                            "wall_s": run.wall_s, "killed": run.killed,
                            "integrality_slack_ms": 2 * MIP_TOL * big_m_ms * problem.n_ops}
