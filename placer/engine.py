@@ -25,7 +25,16 @@ from placer.coarsen import AUTO_THRESHOLD_OPS, DEFAULT_MAX_OPS, Coarsening, coar
 from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
 from placer.errors import SolutionCheckError
 from placer.feasibility import explain_infeasible
-from placer.heuristics import critical_path, heft, justify, resequence, single_device, stages, switch_cover_start
+from placer.heuristics import (
+    critical_path,
+    heft,
+    heft_by_paths,
+    justify,
+    resequence,
+    single_device,
+    stages,
+    switch_cover_start,
+)
 from placer.model import Problem, build_problem
 from placer.progress import Progress, ProgressFn, Reporter
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
@@ -458,6 +467,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
     if not run.proven(run.best):
         run.report("the critical path's groups as the switch cover places them", phase="switch_cover")
         run.offer(switch_cover_start(p, run.switch_cover), "switch cover")
+        run.offer(heft_by_paths(p), "heft by paths")
     if run.best is not None:
         run.report("heuristic incumbent", run.best.makespan_ms, run.bound_ms, run.feasible_result(run.best))
         if run.proven(run.best):

@@ -5,6 +5,7 @@
   with communication delays, memory, colocation groups and pins;
 - critical-path placement (CPOP, same paper): the ops on the critical path share the
   device that runs them fastest, the rest go to their earliest finish time;
+- HEFT by paths: HEFT with CPOP's priority (a start for the searches, not a baseline);
 - stages: the critical path cut into contiguous blocks, each block's colocation groups
   on one device (a pipeline's stages), the rest list-scheduled; the cut points are
   searched. In a training step the path's groups hold a layer's forward and backward
@@ -30,7 +31,7 @@ from placer.bounds import SwitchCover, longest_path
 from placer.model import Edge, Problem
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 
-__all__ = ["critical_path", "heft", "justify", "resequence", "single_device", "stages", "switch_cover_start",
+__all__ = ["critical_path", "heft", "heft_by_paths", "justify", "resequence", "single_device", "stages", "switch_cover_start",
            "upward_rank"]
 
 _EPS = 1e-9
@@ -91,6 +92,16 @@ def _tails(problem: Problem, time_ms: Callable[[int], float], delay_ms: Callable
     return rank
 
 
+def _heads(problem: Problem, time_ms: Callable[[int], float], delay_ms: Callable[[Edge], float]) -> list[float]:
+    """Longest path from an entry to each op, the op excluded, with these op times and edge delays."""
+    head = [0.0] * problem.n_ops
+    for k in range(problem.n_ops):
+        for i in problem.preds[k]:
+            e = problem.edges[i]
+            head[k] = max(head[k], head[e.src] + time_ms(e.src) + delay_ms(e))
+    return head
+
+
 def upward_rank(problem: Problem) -> list[float]:
     """Longest mean-cost path from each op to an exit, the op included."""
     mean = _mean_delay_ms(problem)
@@ -100,12 +111,7 @@ def upward_rank(problem: Problem) -> list[float]:
 def _downward_rank(problem: Problem) -> list[float]:
     """Longest mean-cost path from an entry to each op, the op excluded."""
     mean = _mean_delay_ms(problem)
-    rank = [0.0] * problem.n_ops
-    for k in range(problem.n_ops):
-        for i in problem.preds[k]:
-            e = problem.edges[i]
-            rank[k] = max(rank[k], rank[e.src] + _mean_time_ms(problem, e.src) + mean(e.size_bytes))
-    return rank
+    return _heads(problem, lambda k: _mean_time_ms(problem, k), lambda e: mean(e.size_bytes))
 
 
 @dataclass
@@ -190,10 +196,29 @@ def resequence(problem: Problem, device: list[int]) -> Schedule | None:
 
     What a placement assembled from parts (placer.decompose's stitch) gains from one list
     schedule of the whole graph: on a separated Inception-V3 training graph (DGX-1) the
-    stitched order took 22.44 ms, the same placement resequenced 18.17 ms."""
-    rank = _tails(problem, lambda k: problem.time_ms[k][device[k]],
-                  lambda e: problem.delay_ms(e, device[e.src], device[e.dst]))
-    return _list_schedule(problem, rank, forced={problem.group[k]: device[k] for k in range(problem.n_ops)})
+    stitched order took 22.44 ms, the same placement resequenced 18.17 ms.
+
+    Two list schedules are made and the shorter kept: by tails, and by the longest path
+    through each op (head plus tail). Tails alone rank a chain's first ops above another
+    chain's last ones; where two chains of one training step share devices but no edge
+    (msr-fiddle's layer graphs: the forward and the backward pass joined only by colocation)
+    the forward pass then takes the devices the longer backward pass needs next: msr ResNet-50
+    on 4 V100s, one placement, 300.98 ms by tails, 265.36 by paths (its exact schedule 263.68).
+    On graphs of many branches (NASNet, Inception-V3) tails are the better rule."""
+
+    def time_ms(k: int) -> float:
+        return problem.time_ms[k][device[k]]
+
+    def delay_ms(e: Edge) -> float:
+        return problem.delay_ms(e, device[e.src], device[e.dst])
+
+    tail = _tails(problem, time_ms, delay_ms)
+    forced = {problem.group[k]: device[k] for k in range(problem.n_ops)}
+    by_tail = _list_schedule(problem, tail, forced)
+    through = [h + t for h, t in zip(_heads(problem, time_ms, delay_ms), tail)]
+    by_path = _list_schedule(problem, through, forced)
+    found = [s for s in (by_tail, by_path) if s is not None]
+    return min(found, key=lambda s: s.makespan_ms) if found else None
 
 
 def justify(problem: Problem, schedule: Schedule) -> Schedule:
@@ -247,11 +272,26 @@ def heft(problem: Problem) -> Schedule | None:
     return _list_schedule(problem, upward_rank(problem), forced={})
 
 
+def heft_by_paths(problem: Problem) -> Schedule | None:
+    """HEFT with CPOP's priority: ops ranked by the longest mean-cost path through them
+    (upward plus downward rank), each on the device where it finishes first.
+
+    Upward ranks put a chain's first ops before another chain's last ones; where the passes
+    of a training step share groups but no edge the backward pass then waits for devices
+    the forward pass took (msr ResNet-50 on 4 V100s: HEFT 377.21 ms, by paths 358.80). A
+    start for the searches, never the reported HEFT baseline; worse than HEFT about as often
+    as better."""
+    return _list_schedule(problem, _path_rank(problem), forced={})
+
+
+def _path_rank(problem: Problem) -> list[float]:
+    """The longest mean-cost path through each op (CPOP's priority)."""
+    return [u + d for u, d in zip(upward_rank(problem), _downward_rank(problem))]
+
+
 def critical_path(problem: Problem) -> Schedule | None:
     """CPOP: critical-path ops on the one device that runs them fastest."""
-    up = upward_rank(problem)
-    down = _downward_rank(problem)
-    priority = [u + d for u, d in zip(up, down)]
+    priority = _path_rank(problem)
     length = max(priority, default=0.0)
     on_path = [k for k in range(problem.n_ops) if priority[k] >= length * (1 - 1e-9) - _EPS]
     path_groups = {problem.group[k] for k in on_path}

@@ -13,7 +13,7 @@ from placer.bounds import bounds_and_switch_cover, lower_bound_ms
 from placer.budget import Budget
 from placer.formulations.cpsat_model import build_cpsat
 from placer.heuristics import critical_path as cpop
-from placer.heuristics import heft, justify, resequence, stages, switch_cover_start
+from placer.heuristics import heft, heft_by_paths, justify, resequence, stages, switch_cover_start
 from placer.local_search import improve_by_moves
 from placer.model import build_problem
 from placer.neighbourhood import critical_path, improve
@@ -165,6 +165,52 @@ def test_resequencing_a_placement_runs_the_longest_tail_first() -> None:
     fast = resequence(p, device)
     assert fast is not None and fast.solution.device == device
     assert fast.makespan_ms == pytest.approx(6.0)
+
+
+def test_resequencing_two_chains_joined_only_by_groups_runs_the_longer_path_first() -> None:
+    # msr-fiddle's form: forward f0 -> f1 -> f2 and gradients b0 -> b1 -> b2 (twice as long),
+    # layer i's pair in group L{i}; L0 on gpu1, L1 and L2 on gpu0, each edge 0.1 ms apart.
+    # By tails, f1 (tail 1.1 ms, ready at 4.6) goes before b2 (tail 1.0, ready at 4.3) and
+    # gpu0 idles: 6.7 ms. By the path through each op, b2 (4.3 + 1.0) outranks f1
+    # (1.6 + 1.1): gpu0 runs b1, b2, f1, f2 back to back from 3.1 ms, 6.4 ms, the optimum
+    from tests.conftest import fully_connected
+
+    times = {"f0": 1.5, "b0": 3.0, "f1": 0.6, "b1": 1.2, "f2": 0.5, "b2": 1.0}
+    doc = {"name": "two-chains", "ops": [{"id": k, "time_ms": t, "group": f"L{k[1]}"} for k, t in times.items()],
+           "edges": [{"src": f"{c}{i}", "dst": f"{c}{i + 1}", "bytes": 100_000} for c in "fb" for i in range(2)]}
+    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
+    device = [1 if p.ops[k][1] == "0" else 0 for k in range(p.n_ops)]
+    on = [[k for k in range(p.n_ops) if device[k] == d] for d in range(2)]
+    best = math.inf
+    for orders in itertools.product(*(itertools.permutations(ops) for ops in on)):
+        if not any(p.descendants[b] >> a & 1 for seq in orders for a, b in itertools.combinations(seq, 2)):
+            best = min(best, retime(p, Solution(device=device, order=[list(seq) for seq in orders])).makespan_ms)
+    assert best == pytest.approx(6.4)
+    found = resequence(p, device)
+    assert found is not None and found.solution.device == device
+    _valid(p, found)
+    assert found.makespan_ms == pytest.approx(6.4)
+
+
+def test_heft_by_paths_lets_a_chains_next_op_go_before_the_other_chains_first() -> None:
+    # groups L0 = {f0 1.5 ms, b0 2.8 ms} and L1 = {f1 0.3, b1 0.2}; f0 -> f1 is 2 ms apart,
+    # b0 -> b1 0.5 ms. HEFT ranks b0 (2.8 + 0.5 + 0.2) above f1 (0.3): after f0 it runs b0,
+    # and f1 then finishes first on gpu1, which takes b1 too: 5.0 ms. By paths f1 (1.5 + 2 +
+    # 0.3) outranks b0 (3.5): f1 follows f0 on gpu0 and everything shares it, 4.8 ms, the optimum
+    from tests.conftest import fully_connected
+
+    times = {"f0": 1.5, "b0": 2.8, "f1": 0.3, "b1": 0.2}
+    doc = {"name": "two-chains", "ops": [{"id": k, "time_ms": t, "group": f"L{k[1]}"} for k, t in times.items()],
+           "edges": [{"src": "f0", "dst": "f1", "bytes": 2_000_000}, {"src": "b0", "dst": "b1", "bytes": 500_000}]}
+    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
+    optimum = brute_force_makespan(p.time_ms, [(e.src, e.dst, e.size_bytes) for e in p.edges],
+                                   lambda size, a, b: size / 1e6, groups=p.groups)
+    assert optimum == pytest.approx(4.8)
+    assert heft(p).makespan_ms == pytest.approx(5.0)
+    found = heft_by_paths(p)
+    assert found is not None
+    _valid(p, found)
+    assert found.makespan_ms == pytest.approx(4.8)
 
 
 def test_justifying_moves_an_op_late_to_let_an_earlier_one_go_first() -> None:
