@@ -683,7 +683,7 @@ def _shorter(schedule: Schedule | None, than: Schedule | None, by: float) -> boo
 
 def _offer_reordered(run: _Run, how: Literal["resequenced", "justified"]) -> None:
     """The incumbent's placement with its ops ordered anew: list-scheduled by longest tails
-    (placer.heuristics.resequence) or double-justified (placer.heuristics.justify). A few
+    or paths (placer.heuristics.resequence) or double-justified (placer.heuristics.justify). A few
     list schedules, and orders that searches assembled piece by piece often gain (separated
     Inception-V3 on 4 V100s after 15 s: 49.9 -> 47.1 ms resequenced; msr Inception-V3 on
     4 V100s after 60 s: 321.77 -> 321.42 ms justified). The engine justifies only its final

@@ -203,7 +203,8 @@ def resequence(problem: Problem, device: list[int]) -> Schedule | None:
     chain's last ones; where two chains of one training step share devices but no edge
     (msr-fiddle's layer graphs: the forward and the backward pass joined only by colocation)
     the forward pass then takes the devices the longer backward pass needs next: msr ResNet-50
-    on 4 V100s, one placement, 300.98 ms by tails, 265.36 by paths (its exact schedule 263.68).
+    on 4 V100s, one placement, 310.78 ms by tails, 294.70 by paths, double-justified (`justify`)
+    300.98 and 265.36 (its exact schedule 263.68).
     On graphs of many branches (NASNet, Inception-V3) tails are the better rule."""
 
     def time_ms(k: int) -> float:
