@@ -402,13 +402,16 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
         return _list_schedule(problem, priority, forced)
 
     # first, beyond the evaluations (a few list schedules): blocks in turn on the devices,
-    # by upward rank and earliest start first (on each device the chain that is ahead
-    # first); and earliest start first with no blocks (HEFT's placement rule)
-    earliest_first = [-d for d in _downward_rank(problem)]
+    # by upward rank, earliest start first (on each device the chain that is ahead first)
+    # and the path through each op; and earliest start first with no blocks (HEFT's
+    # placement rule)
+    downward = _downward_rank(problem)
+    earliest_first = [-d for d in downward]
+    by_path = [u + d for u, d in zip(priority, downward)]  # (CPOP's priority)
     best: Schedule | None = _list_schedule(problem, earliest_first, {})
     for slack in _CYCLIC_SLACKS:
         forced = {g: chain[b % len(chain)] for g, b in zip(groups, _cyclic_blocks(weight, off_path, slack))}
-        for order in (priority, earliest_first):
+        for order in (priority, earliest_first, by_path):
             if time.perf_counter() >= deadline:
                 return best
             schedule = _list_schedule(problem, order, forced)
