@@ -31,8 +31,8 @@ from placer.bounds import SwitchCover, longest_path
 from placer.model import Edge, Problem
 from placer.schedule import Schedule, Solution, retime, solution_from_starts
 
-__all__ = ["critical_path", "heft", "heft_by_paths", "justify", "resequence", "single_device", "stages", "switch_cover_start",
-           "upward_rank"]
+__all__ = ["critical_path", "heft", "heft_by_paths", "justify", "resequence", "single_device", "stages",
+           "switch_cover_start", "upward_rank"]
 
 _EPS = 1e-9
 
@@ -280,8 +280,8 @@ def heft_by_paths(problem: Problem) -> Schedule | None:
     Upward ranks put a chain's first ops before another chain's last ones; where the passes
     of a training step share groups but no edge the backward pass then waits for devices
     the forward pass took (msr ResNet-50 on 4 V100s: HEFT 377.21 ms, by paths 358.80). A
-    start for the searches, never the reported HEFT baseline; worse than HEFT about as often
-    as better."""
+    start for the searches, never the reported HEFT baseline: of the 67 benchmark cases it
+    beats HEFT on 19 and loses on 30."""
     return _list_schedule(problem, _path_rank(problem), forced={})
 
 
