@@ -282,17 +282,17 @@ def heft_by_paths(problem: Problem) -> Schedule | None:
     the forward pass took (msr ResNet-50 on 4 V100s: HEFT 377.21 ms, by paths 358.80). A
     start for the searches, never the reported HEFT baseline: of the 67 benchmark cases it
     beats HEFT on 19 and loses on 30."""
-    return _list_schedule(problem, _path_rank(problem), forced={})
+    return _list_schedule(problem, _path_rank(upward_rank(problem), _downward_rank(problem)), forced={})
 
 
-def _path_rank(problem: Problem) -> list[float]:
-    """The longest mean-cost path through each op (CPOP's priority)."""
-    return [u + d for u, d in zip(upward_rank(problem), _downward_rank(problem))]
+def _path_rank(upward: list[float], downward: list[float]) -> list[float]:
+    """The longest mean-cost path through each op (CPOP's priority) from its two halves."""
+    return [u + d for u, d in zip(upward, downward)]
 
 
 def critical_path(problem: Problem) -> Schedule | None:
     """CPOP: critical-path ops on the one device that runs them fastest."""
-    priority = _path_rank(problem)
+    priority = _path_rank(upward_rank(problem), _downward_rank(problem))
     length = max(priority, default=0.0)
     on_path = [k for k in range(problem.n_ops) if priority[k] >= length * (1 - 1e-9) - _EPS]
     path_groups = {problem.group[k] for k in on_path}
@@ -407,7 +407,7 @@ def stages(problem: Problem, time_budget_s: float = 2.0, max_evaluations: int = 
     # placement rule)
     downward = _downward_rank(problem)
     earliest_first = [-d for d in downward]
-    by_path = [u + d for u, d in zip(priority, downward)]  # (CPOP's priority)
+    by_path = _path_rank(priority, downward)
     best: Schedule | None = _list_schedule(problem, earliest_first, {})
     for slack in _CYCLIC_SLACKS:
         forced = {g: chain[b % len(chain)] for g, b in zip(groups, _cyclic_blocks(weight, off_path, slack))}
