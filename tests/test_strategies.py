@@ -58,6 +58,20 @@ def _two_chains(n: int, seed: int) -> dict:
     return {"name": f"two-chains-{n}-{seed}", "ops": ops, "edges": edges}
 
 
+def _layer_pairs(times: dict[str, float], edges: list[tuple[str, str, int]]):
+    """Ops named f<i> and b<i> (layer i's forward op and gradient, in group L<i>) on two GPUs
+    joined by a 1 GB/s link."""
+    doc = {"name": "two-chains", "ops": [{"id": k, "time_ms": t, "group": f"L{k[1]}"} for k, t in times.items()],
+           "edges": [{"src": s, "dst": d, "bytes": b} for s, d, b in edges]}
+    return build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
+
+
+def _optimum(p) -> float:
+    """The brute-force optimum of a `_layer_pairs` problem (1 GB/s: bytes / 1e6 ms)."""
+    return brute_force_makespan(p.time_ms, [(e.src, e.dst, e.size_bytes) for e in p.edges],
+                                lambda size, a, b: size / 1e6, groups=p.groups)
+
+
 def test_blocks_taken_in_turn_let_the_forward_chain_run_ahead_of_the_gradients() -> None:
     # the optimum: the forward chain a block ahead of the gradient chain, blocks growing as
     # the gradients' lead allows, the devices in turn; it meets the paired-chains bound
@@ -173,12 +187,8 @@ def test_resequencing_two_chains_joined_only_by_groups_runs_the_longer_path_firs
     # By tails, f1 (tail 1.1 ms, ready at 4.6) goes before b2 (tail 1.0, ready at 4.3) and
     # gpu0 idles: 6.7 ms. By the path through each op, b2 (4.3 + 1.0) outranks f1
     # (1.6 + 1.1): gpu0 runs b1, b2, f1, f2 back to back from 3.1 ms, 6.4 ms, the optimum
-    from tests.conftest import fully_connected
-
-    times = {"f0": 1.5, "b0": 3.0, "f1": 0.6, "b1": 1.2, "f2": 0.5, "b2": 1.0}
-    doc = {"name": "two-chains", "ops": [{"id": k, "time_ms": t, "group": f"L{k[1]}"} for k, t in times.items()],
-           "edges": [{"src": f"{c}{i}", "dst": f"{c}{i + 1}", "bytes": 100_000} for c in "fb" for i in range(2)]}
-    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
+    p = _layer_pairs({"f0": 1.5, "b0": 3.0, "f1": 0.6, "b1": 1.2, "f2": 0.5, "b2": 1.0},
+                     [(f"{c}{i}", f"{c}{i + 1}", 100_000) for c in "fb" for i in range(2)])
     device = [1 if p.ops[k][1] == "0" else 0 for k in range(p.n_ops)]
     on = [[k for k in range(p.n_ops) if device[k] == d] for d in range(2)]
     best = math.inf
@@ -197,15 +207,8 @@ def test_heft_by_paths_lets_a_chains_next_op_go_before_the_other_chains_first() 
     # b0 -> b1 0.5 ms. HEFT ranks b0 (2.8 + 0.5 + 0.2) above f1 (0.3): after f0 it runs b0,
     # and f1 then finishes first on gpu1, which takes b1 too: 5.0 ms. By paths f1 (1.5 + 2 +
     # 0.3) outranks b0 (3.5): f1 follows f0 on gpu0 and everything shares it, 4.8 ms, the optimum
-    from tests.conftest import fully_connected
-
-    times = {"f0": 1.5, "b0": 2.8, "f1": 0.3, "b1": 0.2}
-    doc = {"name": "two-chains", "ops": [{"id": k, "time_ms": t, "group": f"L{k[1]}"} for k, t in times.items()],
-           "edges": [{"src": "f0", "dst": "f1", "bytes": 2_000_000}, {"src": "b0", "dst": "b1", "bytes": 500_000}]}
-    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
-    optimum = brute_force_makespan(p.time_ms, [(e.src, e.dst, e.size_bytes) for e in p.edges],
-                                   lambda size, a, b: size / 1e6, groups=p.groups)
-    assert optimum == pytest.approx(4.8)
+    p = _layer_pairs({"f0": 1.5, "b0": 2.8, "f1": 0.3, "b1": 0.2}, [("f0", "f1", 2_000_000), ("b0", "b1", 500_000)])
+    assert _optimum(p) == pytest.approx(4.8)
     assert heft(p).makespan_ms == pytest.approx(5.0)
     found = heft_by_paths(p)
     assert found is not None
@@ -218,14 +221,9 @@ def test_the_staged_heuristic_also_lists_blocks_in_turn_by_paths() -> None:
     # and L1, L2 on gpu1, by paths gpu0 runs b0 then f0 and gpu1 the gradients b1, b2 before
     # f1 (ready at 6.0 ms) and f2: 8.0 ms; by upward rank or earliest start (the orders tried
     # before) the best block placement took 8.4 ms. The optimum (brute force) is 7.3 ms
-    times = {"f0": 1.7, "b0": 2.3, "f1": 1.0, "b1": 0.9, "f2": 0.9, "b2": 2.4}
-    edges = [("f0", "f1", 2_000_000), ("b0", "b1", 500_000), ("f1", "f2", 500_000), ("b1", "b2", 500_000)]
-    doc = {"name": "two-chains", "ops": [{"id": k, "time_ms": t, "group": f"L{k[1]}"} for k, t in times.items()],
-           "edges": [{"src": s, "dst": d, "bytes": b} for s, d, b in edges]}
-    p = build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
-    optimum = brute_force_makespan(p.time_ms, [(e.src, e.dst, e.size_bytes) for e in p.edges],
-                                   lambda size, a, b: size / 1e6, groups=p.groups)
-    assert optimum == pytest.approx(7.3)
+    p = _layer_pairs({"f0": 1.7, "b0": 2.3, "f1": 1.0, "b1": 0.9, "f2": 0.9, "b2": 2.4},
+                     [("f0", "f1", 2_000_000), ("b0", "b1", 500_000), ("f1", "f2", 500_000), ("b1", "b2", 500_000)])
+    assert _optimum(p) == pytest.approx(7.3)
     found = stages(p, math.inf, 60)
     assert found is not None
     _valid(p, found)
