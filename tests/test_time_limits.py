@@ -4,6 +4,7 @@ then the heuristic incumbent as `feasible`. (How close to the limit runs end is 
 benchmarks/limits.py, never asserted here.)"""
 from __future__ import annotations
 
+import re
 import time
 from typing import Any
 
@@ -15,6 +16,7 @@ from placer.engine import PlaceOptions, Strategy, place
 from placer.formulations.milp import build_milp
 from placer.heuristics import heft
 from placer.model import build_problem
+from placer.progress import Progress
 from placer.schema import parse_graph, parse_hardware
 from placer.validate import check_result
 from tests.conftest import EXACT
@@ -105,6 +107,30 @@ def test_the_polish_kicks_only_after_an_unproductive_cpsat_solve() -> None:
     for result in (productive, unproductive):
         assert result.status == "feasible"
         check_result(g, hw, result)
+
+
+def _cpsat_limit_s(events: list[Progress]) -> float:
+    """The monolithic CP-SAT solve's limit, as its progress message gives it."""
+    (message,) = [e.message for e in events if e.phase == "cpsat" and e.message.startswith("solving")]
+    return float(re.search(r"limit ([0-9.]+) s", message).group(1))
+
+
+def test_one_cpsat_worker_leaves_half_the_time_after_it_to_the_polish() -> None:
+    """Deterministic, so CP-SAT runs one worker and the time before its solve is the same work
+    in both runs: on a graph up to big_model_ops the solve gets 1 - polish_share_one_worker of
+    the time left, the polish the rest; with polish_share_one_worker = polish_share, the 10% of
+    wall-clock mode with two workers (no window search, so that the solve runs)."""
+    g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
+    options = PlaceOptions(time_limit_s=3.0, deterministic=True)
+    limits = []
+    for share in (0.5, Strategy().polish_share):
+        events: list[Progress] = []
+        result = place(g, hw, options, progress=events.append,
+                       strategy=Strategy(polish_share_one_worker=share, windows_share=0.0))
+        check_result(g, hw, result)
+        limits.append(_cpsat_limit_s(events))
+    assert Strategy().polish_share_one_worker == 0.5
+    assert limits[0] / limits[1] == pytest.approx(0.5 / (1 - Strategy().polish_share), abs=0.05)
 
 
 def test_an_unproductive_one_worker_cpsat_solve_is_followed_by_neighbourhood_search() -> None:
