@@ -1,4 +1,6 @@
-"""Probe: whole CP-SAT model with or without a redundant no-overlap per colocation group; det 1 worker."""
+"""Probe: whole CP-SAT model with or without a redundant no-overlap per colocation group; det 1 worker.
+grp_probe.py NAME RESULT UNITS grp|plain lbs|default [exact]: hinted with the result's placement list-scheduled
+anew, or with `exact` its own schedule."""
 import json, sys, time
 from placer.schema import GraphSpec, HardwareSpec
 from placer.model import build_problem
@@ -12,7 +14,13 @@ h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
 p = build_problem(g, h)
 r = json.load(open(res))
 dev = [p.device_index[r['placement'][op]] for op in p.ops]
-s = justify(p, resequence(p, dev))
+if len(sys.argv) > 6 and sys.argv[6] == 'exact':
+    from placer.schedule import solution_from_starts, retime
+    st = {x["op"]: x["start_ms"] for x in r["schedule"]}
+    s = retime(p, solution_from_starts(p, dev, [st[op] for op in p.ops]))
+else:
+    s = justify(p, resequence(p, dev))
+print("hint", s.makespan_ms)
 c = Costs.of(p)
 f = build_cpsat(p, s, lower_bound_ms(p), releases=(c.head, c.tail))
 m = f.model
