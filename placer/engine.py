@@ -671,9 +671,9 @@ def _polish_share(strategy: Strategy, big: bool, one_worker: bool) -> float:
     the rest). One CP-SAT worker has no LNS of its own, and on graphs up to big_model_ops its
     solve shortened its hint by 0.1% on 2 of the 11 benchmark cases where it ran (deterministic,
     60 s): there the polish gets half, and its kicks (when CP-SAT gained nothing) find what the
-    solve does not:
-    GNMT in msr form on 4 tight V100s 33.67 -> 32.59 ms, PipeDream ResNet-50 there 452.13 ->
-    442.98 ms, the other small cases identical (benchmarks/reports/2026-12-06-window-share)."""
+    solve does not: GNMT in msr form on 4 tight V100s 33.67 -> 32.59 ms, PipeDream ResNet-50
+    there 452.13 -> 442.98 ms, the other small cases identical
+    (benchmarks/reports/2026-12-06-window-share)."""
     if big:
         return strategy.polish_share_big
     return strategy.polish_share_one_worker if one_worker else strategy.polish_share
