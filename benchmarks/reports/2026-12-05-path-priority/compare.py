@@ -1,5 +1,6 @@
 """Every res_*_60_det.json of the run directories against baseline.txt: answer, bound, gap before and
-after, HEFT, and verify_result.py's verdict. compare.py DIR... (cases in /tmp/q/cases)."""
+after, HEFT, and verify_result.py's verdict. compare.py [--baseline FILE] DIR... (cases in
+/tmp/q/cases; the baseline beside this script unless FILE names another)."""
 import glob
 import json
 import os
@@ -7,12 +8,16 @@ import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
+args = sys.argv[1:]
+baseline = os.path.join(here, "baseline.txt")
+if args[:1] == ["--baseline"]:
+    baseline, args = args[1], args[2:]
 base = {}
-for line in open(os.path.join(here, "baseline.txt")):
+for line in open(baseline):
     name, answer, bound = line.split()
     base[name] = (float(answer), float(bound))
 rows = []
-for d in sys.argv[1:]:
+for d in args:
     for f in sorted(glob.glob(f"{d}/res_*_60_det.json")):
         name = os.path.basename(f)[4:-len("_60_det.json")]
         r = json.load(open(f))

@@ -1,18 +1,12 @@
-"""Probe: the backward component alone (forward ops removed), engine det 60 s."""
-import json, sys, collections
+"""Probe: bwd_free.py NAME SECS FIRST: the graph without the ops reachable from FIRST (the
+backward component when FIRST is the forward pass's input), engine deterministic SECS."""
+import json, sys, os
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from component import part
 from placer.engine import PlaceOptions, place
 from placer.schema import GraphSpec, HardwareSpec
 name, secs, first = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-gj = json.load(open(f"/tmp/q/cases/{name}.graph.json"))
-succ = collections.defaultdict(list)
-for e in gj['edges']: succ[e['src']].append(e['dst'])
-fwd = set(); st = [first]
-while st:
-    k = st.pop()
-    if k in fwd: continue
-    fwd.add(k); st += succ[k]
-gj['ops'] = [o for o in gj['ops'] if o['id'] not in fwd]
-gj['edges'] = [e for e in gj['edges'] if e['src'] not in fwd and e['dst'] not in fwd]
+gj = part(name, first, reachable=False)
 print('ops left', len(gj['ops']))
 g = GraphSpec.model_validate(gj)
 h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))

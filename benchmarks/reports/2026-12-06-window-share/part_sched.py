@@ -1,20 +1,14 @@
-"""Probe: keep one component (ops reachable from FIRST), fix groups where RES puts them, exact schedule."""
-import json, sys, collections
-sys.path.insert(0, 'benchmarks/reports/2026-12-05-path-priority')
+"""Probe: part_sched.py NAME RES SECS FIRST [rest]: keep the ops reachable from FIRST (with `rest`,
+the others), fix each where RES puts it or its colocation mate, schedule exactly."""
+import json, sys, collections, os
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [here, os.path.join(here, '..', '2026-12-05-path-priority')]
+from component import part
 from fixed_placement import fixed_schedule
 from placer.schema import GraphSpec, HardwareSpec
 from placer.model import build_problem
 name, res, secs, first = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4]
-gj = json.load(open(f"/tmp/q/cases/{name}.graph.json"))
-succ = collections.defaultdict(list)
-for e in gj['edges']: succ[e['src']].append(e['dst'])
-keep = set(); st = [first]
-while st:
-    k = st.pop()
-    if k in keep: continue
-    keep.add(k); st += succ[k]
-gj['ops'] = [o for o in gj['ops'] if o['id'] in keep]
-gj['edges'] = [e for e in gj['edges'] if e['src'] in keep and e['dst'] in keep]
+gj = part(name, first, reachable=len(sys.argv) <= 5 or sys.argv[5] != 'rest')
 pl = json.load(open(res))['placement']
 g = GraphSpec.model_validate(gj); h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
 p = build_problem(g, h)
