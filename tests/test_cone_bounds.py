@@ -10,9 +10,9 @@ from collections.abc import Callable
 
 import pytest
 
-from placer.bounds import bound_breakdown
+from placer.bounds import Costs, bound_breakdown
 from placer.budget import Budget
-from placer.cone_bounds import ConeBound, ConeOptions, raise_by_cones
+from placer.cone_bounds import ConeBound, ConeOptions, _cone, raise_by_cones
 from placer.engine import PlaceOptions, place
 from placer.model import Problem, build_problem
 from placer.schema import parse_graph, parse_hardware
@@ -60,6 +60,22 @@ def test_cones_prove_what_the_cheap_heads_miss() -> None:
     assert _cones(problem) == pytest.approx(6.0, abs=1e-3)
     assert brute_force_makespan([[1.0, 1.0]] * 6, [(0, 1, 1e7), (1, 2, 1e7), (2, 5, 1e7), (0, 3, 1e7), (3, 4, 1e7),
                                                     (4, 5, 1e7)], lambda size, a, b: size / 1e6) == 6.0
+
+
+def test_a_cone_is_cut_where_fewest_of_its_ops_take_an_input_from_outside() -> None:
+    """s -> x1, x2, x3 -> m -> y1, y2, y3 -> v: of v's six nearest ancestors (breadth first:
+    the y's, m and one x), the cone keeps v, the y's and m (one op, m, with inputs outside)
+    rather than adding x1 (two: m and x1)."""
+    ops = [(name, 1.0) for name in ("s", "x1", "x2", "x3", "m", "y1", "y2", "y3", "v")]
+    edges = [(a, b, 1000) for a, b in [("s", "x1"), ("s", "x2"), ("s", "x3"), ("x1", "m"), ("x2", "m"), ("x3", "m"),
+                                      ("m", "y1"), ("m", "y2"), ("m", "y3"), ("y1", "v"), ("y2", "v"), ("y3", "v")]]
+    problem = build_problem(parse_graph(graph(ops, edges)), parse_hardware(fully_connected(2)))
+    costs = Costs.of(problem)
+    index = {name: k for k, name in enumerate(problem.ops)}
+    cone = _cone(problem, index["v"], 6, False, costs.head)
+    assert cone == sorted(index[name] for name in ("m", "y1", "y2", "y3", "v"))
+    backwards = _cone(problem, index["s"], 6, True, costs.tail)
+    assert backwards == sorted(index[name] for name in ("s", "x1", "x2", "x3", "m"))
 
 
 def test_the_engine_reports_the_bound_the_cones_raised() -> None:
