@@ -155,6 +155,7 @@ class Strategy:
     cone_max_s: float = 15.0            # ... at most this long; the time the strategies leave unused at the
                                         # end goes on with cones (twice as large once every join was solved)
     cone_min_s: float = 0.5             # no cone pass with less time than this
+    cones_extend_gain: float = 0.01     # a cone pass that raised the bound this much and ran out of time goes on
     cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
     windows_share: float = 0.4          # of the time left after the cones, for the window search before the
                                         # monolithic CP-SAT solve (placer.window_search) ...
@@ -603,31 +604,40 @@ def _try_decomposition(run: _Run) -> bool:
 def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     """Heads and tails raised by sub-solves over small cones (placer.cone_bounds): a better
     bound where communication makes parallel branches expensive; the CP-SAT model then
-    starts from the raised heads and tails too. With `leftover`, the time the strategies
-    left unused goes on where the first pass ran out of time, or to cones twice as large."""
+    starts from the raised heads and tails too. A pass that ran out of time after raising
+    the bound by `Strategy.cones_extend_gain` is followed by another where it stopped: on a
+    long graph of cells each cone builds on the last, and the bound rises as far as the
+    passes get. With `leftover`, the time the strategies left unused goes on where the
+    last pass ran out of time, or to cones twice as large."""
     p, strategy, best = run.problem, run.strategy, run.best
     if best is None or p.n_devices < 2 or not _cones_wanted(run, best):
         return
-    options, earlier = strategy.cones, run.cones
-    if leftover:
-        seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
-        if earlier is not None and earlier.stopped_by != "time":  # else: go on where the time ran out
-            options = replace(options, cone_ops=2 * options.cone_ops)
-    else:
-        seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s,
-                      0.5 * run.budget.remaining())
-    if seconds < strategy.cone_min_s:
-        return
-    run.report(f"heads and tails by sub-solves over cones of {options.cone_ops} ops (limit {seconds:.1f} s)",
-               phase="cones_leftover" if leftover else "cones")
-    cones = raise_by_cones(p, run.budget, seconds, run.bound_ms, options, earlier,
-                           on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
-    run.cones = cones
-    assert run.stats.bounds_ms is not None
-    run.stats.bounds_ms.update({f"cones_{name}": value for name, value in cones.named.items()})
-    run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
-                     cone_raised=(run.stats.cone_raised or 0) + cones.raised, cone_stopped_by=cones.stopped_by)
-    run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
+    while True:
+        options, earlier = strategy.cones, run.cones
+        if leftover:
+            seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
+            if earlier is not None and earlier.stopped_by != "time":  # else: go on where the time ran out
+                options = replace(options, cone_ops=2 * options.cone_ops)
+        else:
+            seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s,
+                          0.5 * run.budget.remaining())
+        if seconds < strategy.cone_min_s:
+            return
+        run.report(f"heads and tails by sub-solves over cones of {options.cone_ops} ops (limit {seconds:.1f} s)",
+                   phase="cones_leftover" if leftover else "cones")
+        before_ms = run.bound_ms
+        cones = raise_by_cones(p, run.budget, seconds, run.bound_ms, options, earlier,
+                               on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
+        run.cones = cones
+        assert run.stats.bounds_ms is not None
+        run.stats.bounds_ms.update({f"cones_{name}": value for name, value in cones.named.items()})
+        run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
+                         cone_raised=(run.stats.cone_raised or 0) + cones.raised, cone_stopped_by=cones.stopped_by,
+                         cone_passes=(run.stats.cone_passes or 0) + 1)
+        run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
+        if leftover or cones.stopped_by != "time" or run.bound_ms < before_ms * (1 + strategy.cones_extend_gain) \
+                or not _cones_wanted(run, best):
+            return
 
 
 def _cones_wanted(run: _Run, best: Schedule) -> bool:

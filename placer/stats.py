@@ -112,6 +112,7 @@ class SolveStats(BaseModel):
     cone_solves: int | None = Field(None, description="CP-SAT sub-solves over cones of the graph")
     cone_raised: int | None = Field(None, description="joins whose head or tail the sub-solves raised")
     cone_stopped_by: str | None = Field(None, description="done, time, solves or no gain (the last cone pass)")
+    cone_passes: int | None = Field(None, description="cone passes run (placer.engine's cones_extend_gain)")
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None
     moves_moves: int | None = None

@@ -13,7 +13,7 @@ import pytest
 from placer.bounds import Costs, bound_breakdown
 from placer.budget import Budget
 from placer.cone_bounds import ConeBound, ConeOptions, _cone, raise_by_cones
-from placer.engine import PlaceOptions, place
+from placer.engine import PlaceOptions, Strategy, place
 from placer.model import Problem, build_problem
 from placer.schema import parse_graph, parse_hardware
 from tests.conftest import fully_connected, graph
@@ -86,6 +86,36 @@ def test_the_engine_reports_the_bound_the_cones_raised() -> None:
     assert result.stats.bounds_ms["cones_communication"] == pytest.approx(6.0, abs=1e-3)
     assert result.stats.tight_bound is not None and result.stats.tight_bound.startswith("cones_")
     assert result.stats.cone_solves and result.stats.cone_raised
+
+
+def _cells(n: int) -> dict:
+    """n cells of three parallel two-op branches, 1 ms per op, each cell reading the last two
+    cells' joins (no op cuts the graph, so the series decomposition does not apply). On two
+    GPUs whose link takes 10 ms per tensor the optimum runs everything on one device."""
+    ops, edges, last, before = [("in", 1.0)], [], "in", "in"
+    for c in range(n):
+        for b in range(3):
+            x, y = f"c{c}.b{b}.x", f"c{c}.b{b}.y"
+            ops += [(x, 1.0), (y, 1.0)]
+            edges += [(last if b < 2 else before, x, 10_000_000), (x, y, 10_000_000), (y, f"c{c}.join", 10_000_000)]
+        ops.append((f"c{c}.join", 1.0))
+        last, before = f"c{c}.join", last
+    return graph(ops, edges)
+
+
+def test_a_cone_pass_that_raised_the_bound_and_ran_out_of_time_goes_on() -> None:
+    """20 cells (141 ops, optimum 141 ms), cone passes of 2% of a 5 s limit: passes that go
+    on while they raise the bound prove the optimum; a single pass (and the leftover) does
+    not in the whole limit."""
+    hardware = parse_hardware(fully_connected(2, bandwidth_gb_per_s=1.0))
+    options = PlaceOptions(time_limit_s=5, deterministic=True)
+    results = {gain: place(parse_graph(_cells(20)), hardware, options,
+                           strategy=Strategy(cone_share=0.02, cone_min_s=0.01, cones_extend_gain=gain))
+               for gain in (0.01, math.inf)}
+    going_on, single = results[0.01], results[math.inf]
+    assert going_on.status == "optimal" and going_on.makespan_ms == pytest.approx(141.0)
+    assert going_on.stats is not None and going_on.stats.cone_passes is not None and going_on.stats.cone_passes > 2
+    assert single.status == "feasible" and single.lower_bound_ms < 141.0 - 1.0
 
 
 def test_a_cone_pass_stops_at_its_limits() -> None:
