@@ -161,22 +161,23 @@ def _cone(problem: Problem, v: int, size: int, tails: bool, release: list[float]
         return [problem.edges[i].dst if tails else problem.edges[i].src
                 for i in (problem.succs[k] if tails else problem.preds[k])]
 
-    order, seen = [v], {v}
-    heap = [(-release[u], u) for u in set(inputs(v))]
+    order, taken = [v], {v: inputs(v)}  # the cone's ops in the order they join it; their inputs
+    heap = [(-release[u], u) for u in set(taken[v])]
     heapq.heapify(heap)
     while heap and len(order) < size:
         _, u = heapq.heappop(heap)
-        if u not in seen:
-            seen.add(u)
+        if u not in taken:
+            taken[u] = inputs(u)
             order.append(u)
-            for w in inputs(u):
-                if w not in seen:
+            for w in taken[u]:
+                if w not in taken:
                     heapq.heappush(heap, (-release[w], w))
-    # open[n]: ops among the first n with an input outside them (one pass over a difference array)
+    # how many of the first n ops have an input outside them, for every n: each op counts from
+    # its own position until its last input joins (a difference array, one pass)
     position = {k: n for n, k in enumerate(order)}
     change = [0] * (len(order) + 2)
     for n, k in enumerate(order):
-        joins = max((position.get(w, len(order)) for w in inputs(k)), default=n)  # when its last input joins
+        joins = max((position.get(w, len(order)) for w in taken[k]), default=n)
         if joins > n:
             change[n + 1] += 1
             change[joins + 1] -= 1

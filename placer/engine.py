@@ -612,32 +612,41 @@ def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     p, strategy, best = run.problem, run.strategy, run.best
     if best is None or p.n_devices < 2 or not _cones_wanted(run, best):
         return
+    if leftover:
+        seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
+        options = strategy.cones
+        if run.cones is not None and run.cones.stopped_by != "time":  # else: go on where the time ran out
+            options = replace(options, cone_ops=2 * options.cone_ops)
+        if seconds >= strategy.cone_min_s:
+            _cone_pass(run, options, seconds, "cones_leftover")
+        return
     while True:
-        options, earlier = strategy.cones, run.cones
-        if leftover:
-            seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
-            if earlier is not None and earlier.stopped_by != "time":  # else: go on where the time ran out
-                options = replace(options, cone_ops=2 * options.cone_ops)
-        else:
-            seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s,
-                          0.5 * run.budget.remaining())
+        seconds = min(strategy.cone_max_s, strategy.cone_share * run.options.time_limit_s,
+                      0.5 * run.budget.remaining())
         if seconds < strategy.cone_min_s:
             return
-        run.report(f"heads and tails by sub-solves over cones of {options.cone_ops} ops (limit {seconds:.1f} s)",
-                   phase="cones_leftover" if leftover else "cones")
         before_ms = run.bound_ms
-        cones = raise_by_cones(p, run.budget, seconds, run.bound_ms, options, earlier,
-                               on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
-        run.cones = cones
-        assert run.stats.bounds_ms is not None
-        run.stats.bounds_ms.update({f"cones_{name}": value for name, value in cones.named.items()})
-        run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
-                         cone_raised=(run.stats.cone_raised or 0) + cones.raised, cone_stopped_by=cones.stopped_by,
-                         cone_passes=(run.stats.cone_passes or 0) + 1)
-        run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
-        if leftover or cones.stopped_by != "time" or run.bound_ms < before_ms * (1 + strategy.cones_extend_gain) \
+        stopped_by = _cone_pass(run, strategy.cones, seconds, "cones")
+        if stopped_by != "time" or run.bound_ms < before_ms * (1 + strategy.cones_extend_gain) \
                 or not _cones_wanted(run, best):
             return
+
+
+def _cone_pass(run: _Run, options: ConeOptions, seconds: float, phase: str) -> str:
+    """One call of placer.cone_bounds, building on the run's earlier ones; its bounds go into
+    the run's stats and bound. Returns why it stopped (ConeBound.stopped_by)."""
+    run.report(f"heads and tails by sub-solves over cones of {options.cone_ops} ops (limit {seconds:.1f} s)",
+               phase=phase)
+    cones = raise_by_cones(run.problem, run.budget, seconds, run.bound_ms, options, run.cones,
+                           on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
+    run.cones = cones
+    assert run.stats.bounds_ms is not None
+    run.stats.bounds_ms.update({f"cones_{name}": value for name, value in cones.named.items()})
+    run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
+                     cone_raised=(run.stats.cone_raised or 0) + cones.raised, cone_stopped_by=cones.stopped_by,
+                     cone_passes=(run.stats.cone_passes or 0) + 1)
+    run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
+    return cones.stopped_by
 
 
 def _cones_wanted(run: _Run, best: Schedule) -> bool:
