@@ -200,9 +200,19 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     inside = set(ops)
     edges = [i for k in ops for i in problem.preds[k] if problem.edges[i].src in inside]
     delays = {i: pair_delays(problem, problem.edges[i]) for i in edges}
-    longest = [max(problem.time_ms[k][d] for d in problem.allowed[problem.group[k]]) for k in ops]
-    horizon_ms = (max(release[k] for k in ops) + sum(longest)
-                  + sum(max(pairs.values(), default=0.0) for pairs in delays.values()))
+    # Times count from the cone's earliest release, up to the end of a schedule that surely
+    # exists: all its ops on one device they may all use, one after another (no transfers), else
+    # each at its longest plus every transfer. Every op of the cone precedes the target, so an
+    # optimum lies within. A short horizon makes fine ticks: NASNet cells' cones span a few ms,
+    # their transfers tens of ms.
+    origin = min(release[k] for k in ops)
+    common = set.intersection(*(set(problem.allowed[problem.group[k]]) for k in ops))
+    if common:
+        span_ms = min(sum(problem.time_ms[k][d] for k in ops) for d in common)
+    else:
+        span_ms = (sum(max(problem.time_ms[k][d] for d in problem.allowed[problem.group[k]]) for k in ops)
+                   + sum(max(pairs.values(), default=0.0) for pairs in delays.values()))
+    horizon_ms = max(release[k] for k in ops) - origin + span_ms
     values = [problem.time_ms[k][d] for k in ops for d in problem.allowed[problem.group[k]]]
     values += [x for pairs in delays.values() for x in pairs.values()]
     tick, exact = pick_tick(values, max(horizon_ms, 1e-9), min_ticks=_TICKS / 10)  # exact ticks lose nothing
@@ -223,7 +233,7 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
         lits = presence[problem.group[k]]
         start[k], finish[k] = add_op(m, lits, {d: down(problem.time_ms[k][d]) for d in lits}, horizon, str(k),
                                      per_device, point_ticks=0)
-        m.add(start[k] >= min(horizon, down(release[k])))
+        m.add(start[k] >= min(horizon, down(release[k] - origin)))
     add_no_overlap(m, per_device)
     for i in edges:
         edge = problem.edges[i]
@@ -240,5 +250,5 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     run, _ = budget.solve_cpsat(m, seconds, presolve=False, linear_relaxation=False)
     if run.status is SolveStatus.INFEASIBLE or run.bound is None:
         return release[target]  # the cone always has a solution: nothing to learn
-    return max(release[target], math.floor(run.bound + 1e-9) * tick)
+    return max(release[target], origin + math.floor(run.bound + 1e-9) * tick)
 
