@@ -202,9 +202,9 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     delays = {i: pair_delays(problem, problem.edges[i]) for i in edges}
     # Times count from the cone's earliest release, up to the end of a schedule that surely
     # exists: all its ops on one device they may all use, one after another (no transfers), else
-    # each at its longest plus every transfer. Every op of the cone precedes the target, so an
-    # optimum lies within. A short horizon makes fine ticks: NASNet cells' cones span a few ms,
-    # their transfers tens of ms.
+    # each at its longest plus every transfer. Every op of the cone precedes the target (follows
+    # it, for tails), so an optimum lies within. A short horizon makes fine ticks: NASNet
+    # cells' cones span a few ms, their transfers tens of ms.
     origin = min(release[k] for k in ops)
     common = set.intersection(*(set(problem.allowed[problem.group[k]]) for k in ops))
     if common:
