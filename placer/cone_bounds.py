@@ -25,26 +25,15 @@ import heapq
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from placer.bounds import Costs, head_tail_bounds_ms
 from placer.budget import Budget
-from placer.formulations.cpsat_model import (
-    add_no_overlap,
-    add_op,
-    add_placement,
-    add_precedence,
-    add_symmetry_breaking,
-    pair_delays,
-    pick_tick,
-)
+from placer.formulations.cpsat_model import pair_delays
 from placer.model import Problem
+from placer.sub_model import sub_model
 from solvers import SolveStatus
 
 __all__ = ["ConeBound", "ConeOptions", "raise_by_cones"]
-
-_TICKS = 20_000  # resolution of a sub-model's horizon when no round tick is exact: 5x the sub-solves
-# of 2,000,000 (the whole model's) in the same time on NASNet-style cells, and a higher bound
 
 
 @dataclass(frozen=True)
@@ -193,13 +182,7 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
                 release: list[float], tails: bool) -> float:
     """A proven lower bound on the target's release (start, or for tails the time from its
     end to the makespan) in every valid placement; at least its current release. The model
-    is the whole model's (placer.formulations.cpsat_model) restricted to the cone, with costs
-    rounded down and zero-length ops taking no interval."""
-    from ortools.sat.python import cp_model
-
-    inside = set(ops)
-    edges = [i for k in ops for i in problem.preds[k] if problem.edges[i].src in inside]
-    delays = {i: pair_delays(problem, problem.edges[i]) for i in edges}
+    is the whole model restricted to the cone (placer.sub_model)."""
     # Times count from the cone's earliest release, up to the end of a schedule that surely
     # exists: all its ops on one device they may all use, one after another (no transfers), else
     # each at its longest plus every transfer. Every op of the cone precedes the target (follows
@@ -210,45 +193,17 @@ def _solve_cone(problem: Problem, budget: Budget, seconds: float, target: int, o
     if common:
         span_ms = min(sum(problem.time_ms[k][d] for k in ops) for d in common)
     else:
+        inside = set(ops)
         span_ms = (sum(max(problem.time_ms[k][d] for d in problem.allowed[problem.group[k]]) for k in ops)
-                   + sum(max(pairs.values(), default=0.0) for pairs in delays.values()))
+                   + sum(max(pair_delays(problem, problem.edges[i]).values(), default=0.0)
+                         for k in ops for i in problem.preds[k] if problem.edges[i].src in inside))
     horizon_ms = max(release[k] for k in ops) - origin + span_ms
-    values = [problem.time_ms[k][d] for k in ops for d in problem.allowed[problem.group[k]]]
-    values += [x for pairs in delays.values() for x in pairs.values()]
-    tick, exact = pick_tick(values, max(horizon_ms, 1e-9), min_ticks=_TICKS / 10)  # exact ticks lose nothing
-    if not exact:
-        tick = max(horizon_ms, 1e-9) / _TICKS  # coarse ticks keep each solve short (each op loses < 1 tick)
-    horizon = math.ceil(horizon_ms / tick) + 1
-
-    def down(ms: float) -> int:
-        return math.floor(ms / tick + 1e-9)
-
-    m = cp_model.CpModel()
-    groups = sorted({problem.group[k] for k in ops})
-    presence = add_placement(m, problem, groups)
-    start: dict[int, Any] = {}
-    finish: dict[int, Any] = {}
-    per_device: list[list[Any]] = [[] for _ in problem.devices]
-    for k in ops:
-        lits = presence[problem.group[k]]
-        start[k], finish[k] = add_op(m, lits, {d: down(problem.time_ms[k][d]) for d in lits}, horizon, str(k),
-                                     per_device, point_ticks=0)
-        m.add(start[k] >= min(horizon, down(release[k] - origin)))
-    add_no_overlap(m, per_device)
-    for i in edges:
-        edge = problem.edges[i]
-        # reversed (tails): the consumer's op comes first; the delay is the tensor's, from src to dst
-        first, then = (edge.dst, edge.src) if tails else (edge.src, edge.dst)
-        add_precedence(m, start[then], finish[first], presence[problem.group[edge.src]],
-                       presence[problem.group[edge.dst]], {pair: down(x) for pair, x in delays[i].items()})
-    free = [g for g in groups if len(problem.allowed[g]) == problem.n_devices]
-    add_symmetry_breaking(m, problem.interchangeable_devices, free, presence)
-    m.minimize(start[target])
+    sub = sub_model(problem, ops, horizon_ms, {k: release[k] - origin for k in ops}, reverse=tails)
+    sub.model.minimize(sub.start[target])
     # without presolve: a sub-model of 60 ops needs none, and NASNet cells (2,214 ops, 4 GPUs,
     # 9 s) get 244 sub-solves instead of 111 and a bound of 22.13 ms instead of 21.84. Without
     # the LP relaxation: the same bounds on 120 of its cones, in 9% less work and 25% less time
-    run, _ = budget.solve_cpsat(m, seconds, presolve=False, linear_relaxation=False)
+    run, _ = budget.solve_cpsat(sub.model, seconds, presolve=False, linear_relaxation=False)
     if run.status is SolveStatus.INFEASIBLE or run.bound is None:
         return release[target]  # the cone always has a solution: nothing to learn
-    return max(release[target], origin + math.floor(run.bound + 1e-9) * tick)
-
+    return max(release[target], origin + math.floor(run.bound + 1e-9) * sub.tick)

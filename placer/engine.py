@@ -37,6 +37,7 @@ from placer.heuristics import (
 )
 from placer.model import Problem, build_problem
 from placer.progress import Progress, ProgressFn, Reporter
+from placer.refutation import RefuteOptions, refute
 from placer.repair import is_placement_feasible, memory_overflow, repair_memory
 from placer.schedule import Schedule, Solution, retime
 from placer.schema import (
@@ -157,6 +158,9 @@ class Strategy:
     cone_min_s: float = 0.5             # no cone pass with less time than this
     cones_extend_gain: float = 0.01     # a cone pass that raised the bound this much and ran out of time goes on
     cones: ConeOptions = field(default_factory=ConeOptions)  # the size of a cone, one sub-solve's limit, which joins
+    refute: RefuteOptions = field(default_factory=RefuteOptions)  # makespans refuted by group sub-models
+                                        # (placer.refutation) in what the leftover cones leave of the time,
+                                        # while the gap is above cone_min_gap: sub-model sizes, one test's limit
     windows_share: float = 0.4          # of the time left after the cones, for the window search before the
                                         # monolithic CP-SAT solve (placer.window_search) ...
     windows_extend_gain: float = 0.01   # ... and again (the same share of what is left) after each pass
@@ -541,6 +545,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         if cpsat_improved:
             _solve_cpsat_again(run, coarse)
         _raise_bound_by_cones(run, leftover=True)
+        _raise_bound_by_refutation(run)
     else:
         solver_run = _solve_milp(run, backend)
     run.stats.record(solver_status=solver_run.status.value, solver_wall_s=solver_run.wall_s,
@@ -613,7 +618,7 @@ def _raise_bound_by_cones(run: _Run, leftover: bool = False) -> None:
     if best is None or p.n_devices < 2 or not _cones_wanted(run, best):
         return
     if leftover:
-        seconds = run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
+        seconds = _leftover_seconds(run)
         options = strategy.cones
         if run.cones is not None and run.cones.stopped_by != "time":  # else: go on where the time ran out
             options = replace(options, cone_ops=2 * options.cone_ops)
@@ -647,6 +652,34 @@ def _cone_pass(run: _Run, options: ConeOptions, seconds: float, phase: str) -> s
                      cone_passes=(run.stats.cone_passes or 0) + 1)
     run.raise_bound(cones.bound_ms, f"cones_{max(cones.named, key=cones.named.__getitem__)}")
     return cones.stopped_by
+
+
+def _raise_bound_by_refutation(run: _Run) -> None:
+    """Makespans between the bound and the incumbent refuted by sub-models of a few whole
+    groups (placer.refutation), from the heads and tails the cones raised: where chains that
+    the heads see one at a time meet on the same devices (GNMT in msr-fiddle's form). It runs
+    last, in the time that the leftover cones leave once they have solved every join: a
+    bound for the time no other strategy takes (benchmarks/reports/2026-12-09-refutation)."""
+    p, best = run.problem, run.best
+    if best is None or p.n_devices < 2 or not _cones_wanted(run, best):
+        return
+    seconds = _leftover_seconds(run)
+    if seconds < run.strategy.cone_min_s:
+        return
+    run.report(f"makespans refuted by sub-models of whole groups (limit {seconds:.1f} s)", phase="refutation")
+    costs = run.cones.costs if run.cones is not None else Costs.of(p)
+    refuted = refute(p, costs, run.budget, seconds, run.bound_ms, best.makespan_ms, run.strategy.refute)
+    run.stats.record(refute_tests=refuted.tests, refute_refuted=refuted.refuted)
+    if refuted.refuted:
+        assert run.stats.bounds_ms is not None
+        run.stats.bounds_ms["refutation"] = refuted.bound_ms
+        run.raise_bound(refuted.bound_ms, "refutation")
+
+
+def _leftover_seconds(run: _Run) -> float:
+    """What the bounds at the end may take of the time left: all of it in deterministic mode,
+    else a margin for validating and simulating the answer."""
+    return run.budget.remaining() if run.options.deterministic else 0.9 * run.budget.remaining() - 0.2
 
 
 def _cones_wanted(run: _Run, best: Schedule) -> bool:

@@ -42,6 +42,7 @@ PHASES = (
     "neighbourhood",  # large-neighbourhood search
     "polish",         # group moves after CP-SAT (big graphs)
     "cones_leftover", # the time left at the end: larger cones on what the first cones proved
+    "refutation",     # what the leftover cones leave: makespans refuted by sub-models of a few groups
     "milp",           # CBC or HiGHS on the DLPlacer MILP
     "finish",         # validating and simulating the best placement
 )

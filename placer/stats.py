@@ -113,6 +113,9 @@ class SolveStats(BaseModel):
     cone_raised: int | None = Field(None, description="joins whose head or tail the sub-solves raised")
     cone_stopped_by: str | None = Field(None, description="done, time, solves or no gain (the last cone pass)")
     cone_passes: int | None = Field(None, description="cone passes run (placer.engine's cones_extend_gain)")
+    # makespans refuted by sub-models of a few groups (placer.refutation)
+    refute_tests: int | None = Field(None, description="makespans tested by group sub-models")
+    refute_refuted: int | None = Field(None, description="tested makespans proven impossible")
     # group moves (placer.local_search) and neighbourhood search (placer.neighbourhood)
     moves_evaluations: int | None = None
     moves_moves: int | None = None
