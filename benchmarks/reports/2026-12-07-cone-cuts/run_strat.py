@@ -1,18 +1,20 @@
 """run_strat.py NAME SECS [wall]: one case (/tmp/q/cases), deterministic (with `wall`: wall clock,
-2 threads), Strategy overrides from $STRAT (JSON; "windows" and "cones" hold WindowOptions and
-ConeOptions overrides); result to $RES_DIR."""
+2 threads), Strategy overrides from $STRAT (JSON; "windows", "cones" and "refute" hold WindowOptions,
+ConeOptions and RefuteOptions overrides); result to $RES_DIR."""
 import json, os, sys, time
 from dataclasses import replace
 from placer.engine import PlaceOptions, place, Strategy
 from placer.schema import GraphSpec, HardwareSpec
 from placer.window_search import WindowOptions
 from placer.cone_bounds import ConeOptions
+from placer.refutation import RefuteOptions
 
 name, secs = sys.argv[1], float(sys.argv[2])
 deterministic = sys.argv[3:] != ["wall"]
 over = json.loads(os.environ.get("STRAT", "{}"))
 strategy = Strategy(**{**over, "windows": replace(WindowOptions(), **over.get("windows", {})),
-                        "cones": replace(ConeOptions(), **over.get("cones", {}))})
+                        "cones": replace(ConeOptions(), **over.get("cones", {})),
+                        "refute": replace(RefuteOptions(), **over.get("refute", {}))})
 g = GraphSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.graph.json")))
 h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
 t = time.perf_counter()
