@@ -273,6 +273,8 @@ class JobManager:
         """Cancel a queued or running job (a running one's worker is killed)."""
         with self._cond:
             job = self._active.get(job_id)
+            if job is not None and job.record.state in ("succeeded", "failed", "cancelled"):
+                job = None  # it finished a moment ago and its record is being saved: as a finished job
             queued = job is not None and self._dequeue(job)
             if job is not None and not queued:
                 job.cancel_reason = "cancelled"

@@ -6,17 +6,18 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from service_helpers import process_group_alive
 
-from api.errors import QueueFullError, rebuild_worker_error
+from api.errors import JobConflictError, QueueFullError, rebuild_worker_error
 from api.jobs import JobManager, final_answer
 from api.pool import WorkerProcess, become_subreaper
 from api.settings import Settings
 from api.store import JobRecord, JobStore, StoreLockedError
-from placer.errors import InvalidGraphError
 from placer.budget import DETERMINISTIC_STRETCH
+from placer.errors import InvalidGraphError
 
 TARGETS = "tests.api.dummy_targets"
 
@@ -281,3 +282,32 @@ def test_store_recovery_limits_requeues_and_purges_old_results(tmp_path: Path) -
     assert store.purge(now - 50) == 1
     assert store.get("c") is None and store.get("d") is not None
     store.close()
+
+
+def test_a_cancel_of_a_job_that_has_just_finished_is_a_conflict(tmp_path: Path) -> None:
+    """A job is `succeeded` to every reader as soon as it finishes, before its record is saved
+    and it leaves the active jobs: a cancel in that moment is a conflict, as after it (CI once
+    got 200 from DELETE on a job its GET had just shown succeeded)."""
+    manager = _manager(tmp_path, "echo")
+    seen: list[str] = []
+    save = manager._save
+
+    def cancel_while_saving(job: Any, **fields: Any) -> None:
+        if fields.get("state") == "succeeded":
+            assert manager.get(job.record.id).state == "succeeded"
+            try:
+                manager.cancel(job.record.id, wait_s=1.0)
+                seen.append("cancelled")
+            except JobConflictError:
+                seen.append("conflict")
+        save(job, **fields)
+
+    manager._save = cancel_while_saving  # type: ignore[method-assign]
+    try:
+        job = manager.submit("simulation", {"x": 1}, {}, persistent=True)
+        assert job.future.result(timeout=30).state == "succeeded"
+        assert seen == ["conflict"]
+        with pytest.raises(JobConflictError):
+            manager.cancel(job.record.id)
+    finally:
+        manager.stop()
