@@ -47,7 +47,7 @@ from api.logs import request_id_var
 from api.metrics import ServiceMetrics
 from api.pool import Outcome, WorkerStartError, become_subreaper
 from api.settings import Settings
-from api.store import JobRecord, JobStore
+from api.store import FINAL_STATES, JobRecord, JobStore
 from placer.budget import DETERMINISTIC_STRETCH
 from placer.schema import ResultSpec
 
@@ -273,7 +273,7 @@ class JobManager:
         """Cancel a queued or running job (a running one's worker is killed)."""
         with self._cond:
             job = self._active.get(job_id)
-            if job is not None and job.record.state in ("succeeded", "failed", "cancelled"):
+            if job is not None and job.record.state in FINAL_STATES:
                 job = None  # it finished a moment ago and its record is being saved: as a finished job
             queued = job is not None and self._dequeue(job)
             if job is not None and not queued:
