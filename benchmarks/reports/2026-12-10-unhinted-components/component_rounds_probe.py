@@ -1,19 +1,14 @@
-"""comp_lns.py NAME FIRST LNS_SECS STEP: component 0: first pass FIRST det-s, then either 'again' rounds or LNS steps."""
-import json, sys, time, random
-from placer.schema import GraphSpec, HardwareSpec
-from placer.model import build_problem
-from placer.decompose import decompose, _solve_component, orbit_representatives, _better
-from placer.budget import Budget
+"""component_rounds_probe.py NAME FIRST SECS STEP MODE [C]: component C (0) solved for FIRST work units without a
+hint, then for SECS more either in the engine's rounds from its answer (MODE again, each twice the last) or in
+neighbourhoods (MODE lns: a random share of its groups free, the rest fixed, STEP units each, the share adapted)."""
+import sys, random
+from cases import decomposed
+from placer.decompose import _solve_component, _better
 name, first, secs, step = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4])
 mode = sys.argv[5]
 c = int(sys.argv[6]) if len(sys.argv) > 6 else 0
-g = GraphSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.graph.json")))
-h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
-p = build_problem(g, h)
-d = decompose(p)
-reps = orbit_representatives(p)
+p, d, reps, b = decomposed(name)
 comp = d.components[c]
-b = Budget(1000, deterministic=True, threads=1)
 a = _solve_component(p, d, comp, first, b, None, representatives=reps)
 print("first", a.objective_ms, a.bound_ms, "spent", round(b.spent(), 1), flush=True)
 end = b.spent() + secs
@@ -32,7 +27,6 @@ else:
     while b.spent() < end - 0.05:
         free = set(rng.sample(groups, min(size, len(groups))))
         fixed = {x: dv for x, dv in a.device_of_group.items() if x not in free}
-        t = b.spent()
         again = _solve_component(p, d, comp, min(step, end - b.spent()), b, a, fixed=fixed)
         steps += 1
         if again.device_of_group and again.objective_ms < a.objective_ms - 1e-12:

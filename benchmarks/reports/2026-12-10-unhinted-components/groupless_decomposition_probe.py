@@ -1,18 +1,15 @@
 """groupless_decomposition_probe.py NAME SECS: the series decomposition of the problem without its colocation
 groups (a relaxation: every op its own group) and its bound. NASNet cells: 26 cuts, 2 components, bound 2.0 ms."""
-import json, sys, time
-from placer.schema import GraphSpec, HardwareSpec
-from placer.model import build_problem
+import sys, time
+from cases import graph_document, problem
 from placer.decompose import decompose, solve_decomposed
 from placer.budget import Budget
 from placer.bounds import bound_breakdown
 name, secs = sys.argv[1], float(sys.argv[2])
-gd = json.load(open(f"/tmp/q/cases/{name}.graph.json"))
+gd = graph_document(name)
 for o in gd["ops"]:
     o.pop("group", None)
-g = GraphSpec.model_validate(gd)
-h = HardwareSpec.model_validate(json.load(open(f"/tmp/q/cases/{name}.hw.json")))
-p = build_problem(g, h)
+p = problem(name, gd)
 b = bound_breakdown(p)
 print("groupless named bounds max", round(max(b.values()), 3), max(b, key=b.get), flush=True)
 d = decompose(p)
