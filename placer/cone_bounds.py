@@ -69,15 +69,16 @@ class ConeBound:
 
 def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: float,
                    options: ConeOptions | None = None, earlier: ConeBound | None = None,
-                   on_step: Callable[[str, float], None] | None = None) -> ConeBound:
+                   on_step: Callable[[str, float], None] | None = None, costs: Costs | None = None) -> ConeBound:
     """Raise heads, then tails (half the time each, a pass ending early leaves its rest to
     the next) by cone sub-solves within `seconds` of `budget`; `known_ms` is the best bound
     so far (it picks the joins worth a sub-solve); `earlier`: what an earlier call proved, to
-    build on (joins it solved with cones of the same size are not solved again).
+    build on (joins it solved with cones of the same size are not solved again); `costs`:
+    heads and tails to start from when there is no earlier call (placer.ancestral_loads).
     `on_step(message, bound_ms)` hears of each pass."""
     options = options or ConeOptions()
     began = budget.spent()
-    costs = earlier.costs if earlier is not None else Costs.of(problem)
+    costs = earlier.costs if earlier is not None else costs or Costs.of(problem)
     solved = set(earlier.solved) if earlier is not None and earlier.cone_ops == options.cone_ops else set()
     result = ConeBound(named=head_tail_bounds_ms(problem, costs), costs=costs, cone_ops=options.cone_ops,
                        solved=solved)
@@ -91,7 +92,7 @@ def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: f
     def raise_at(tails: bool, proven_before: list[float], other: list[float]) -> Callable[[int, list[float]], float]:
         """The hook of placer.bounds._releases: a sub-solve at joins that may matter; the
         pass gives up once a share of its time has not raised the bound at all."""
-        pass_began, pass_s, target_before = budget.spent(), left(), target[0]
+        pass_began, pass_s, target_before, raised_before = budget.spent(), left(), target[0], result.raised
         gave_up = [False]
 
         def hook(v: int, release: list[float]) -> float:
@@ -106,7 +107,9 @@ def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: f
             if left() <= 0.01:
                 result.stopped_by = "time"
                 return current
-            if budget.spent() - pass_began > options.probe * pass_s and target[0] <= target_before * (1 + 1e-6):
+            import os
+            if budget.spent() - pass_began > options.probe * pass_s and target[0] <= target_before * (1 + 1e-6) \
+                    and (not os.environ.get("CONE_RAISED") or result.raised == raised_before):
                 result.stopped_by, gave_up[0] = "no gain", True
                 return current
             result.solves += 1

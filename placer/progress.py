@@ -33,6 +33,7 @@ PHASES = (
     "baselines",      # single device, HEFT, critical path
     "stages",         # the staged critical-path heuristic
     "switch_cover",   # the critical path's groups placed as the switch cover's answer has them
+    "ancestral_loads", # heads and tails raised by the loads ancestors put on an op's device (a better bound)
     "decomposition",  # series decomposition: one CP-SAT model per component, then re-fits
     "group_moves",    # group moves checked by re-timing
     "cones",          # heads and tails raised by CP-SAT sub-solves over cones (a better bound)

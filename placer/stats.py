@@ -108,6 +108,10 @@ class SolveStats(BaseModel):
                                              "solves ran on")
     decomposition_first_pass_s: list[float] | None = Field(None, description="wall-clock seconds of each distinct "
                                                           "component's first solve (the scale-out estimate's input)")
+    # heads and tails raised by the loads of ancestors (placer.ancestral_loads)
+    ancestral_raised: int | None = Field(None, description="heads and tails the ancestors' loads raised")
+    ancestral_visits: int | None = Field(None, description="ancestors (descendants) looked at, summed over ops")
+    ancestral_stopped_by: str | None = Field(None, description="done, visits or time")
     # heads and tails raised by sub-solves over cones (placer.cone_bounds)
     cone_solves: int | None = Field(None, description="CP-SAT sub-solves over cones of the graph")
     cone_raised: int | None = Field(None, description="joins whose head or tail the sub-solves raised")

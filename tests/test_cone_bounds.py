@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
+from placer.ancestral_loads import AncestralOptions
 from placer.bounds import Costs, bound_breakdown
 from placer.budget import Budget
 from placer.cone_bounds import ConeBound, ConeOptions, _cone, raise_by_cones
@@ -22,6 +23,7 @@ from tests.test_bounds import _mirror_case, _problem, _random_case
 
 TOL = 1e-6
 EVERY_JOIN = ConeOptions(near=0.0, step_s=10.0)  # a sub-solve at every join, each to its proof
+NO_ANCESTRAL = AncestralOptions(region_ops=0)  # engine tests of the cones: no ancestral loads before them
 
 
 def _cones(problem: Problem, options: ConeOptions = EVERY_JOIN) -> float:
@@ -96,7 +98,8 @@ def test_a_cone_is_cut_where_fewest_of_its_ops_take_an_input_from_outside() -> N
 
 def test_the_engine_reports_the_bound_the_cones_raised() -> None:
     g, hw = _two_branches()
-    result = place(parse_graph(g), parse_hardware(hw), PlaceOptions(time_limit_s=10, deterministic=True))
+    result = place(parse_graph(g), parse_hardware(hw), PlaceOptions(time_limit_s=10, deterministic=True),
+                   strategy=Strategy(ancestral=NO_ANCESTRAL))
     assert result.status == "optimal" and result.makespan_ms == pytest.approx(6.0)
     assert result.stats is not None and result.stats.bounds_ms is not None
     assert result.stats.bounds_ms["cones_communication"] == pytest.approx(6.0, abs=1e-3)
@@ -126,7 +129,8 @@ def test_a_cone_pass_that_raised_the_bound_and_ran_out_of_time_goes_on() -> None
     hardware = parse_hardware(fully_connected(2, bandwidth_gb_per_s=1.0))
     options = PlaceOptions(time_limit_s=5, deterministic=True)
     results = {gain: place(parse_graph(_cells(20)), hardware, options,
-                           strategy=Strategy(cone_share=0.02, cone_min_s=0.01, cones_extend_gain=gain))
+                           strategy=Strategy(cone_share=0.02, cone_min_s=0.01, cones_extend_gain=gain,
+                                             ancestral=NO_ANCESTRAL))
                for gain in (0.01, math.inf)}
     going_on, single = results[0.01], results[math.inf]
     assert going_on.status == "optimal" and going_on.makespan_ms == pytest.approx(141.0)
@@ -160,8 +164,8 @@ def test_deterministic_mode_repeats_what_the_cones_prove() -> None:
     from benchmarks.graphs import fully_connected_hardware, layered
 
     g, hw = parse_graph(layered(40, seed=1, ccr=3.0, width=6)), parse_hardware(fully_connected_hardware(4))
-    options = PlaceOptions(time_limit_s=5, deterministic=True, threads=2)
-    first, second = place(g, hw, options), place(g, hw, options)
+    options, strategy = PlaceOptions(time_limit_s=5, deterministic=True, threads=2), Strategy(ancestral=NO_ANCESTRAL)
+    first, second = place(g, hw, options, strategy=strategy), place(g, hw, options, strategy=strategy)
     assert first.stats is not None and second.stats is not None and first.stats.bounds_ms is not None
     assert first.stats.cone_solves and first.stats.bounds_ms["cones_communication"] > \
         first.stats.bounds_ms["communication"] + 1.0
