@@ -3,29 +3,32 @@
 The cheap heads of placer.bounds charge communication one join at a time, from the join's
 direct inputs. Where a graph repeats cells of parallel branches joined by big tensors
 (NASNet cells: 51 MB tensors cost 2 ms on NVLink, their ops 0.1 ms), every branch must
-either run on the join's device or pay a transfer somewhere on its way back, and that
-choice repeats cell after cell. The cone sub-solves (placer.cone_bounds) prove it exactly
-for sixty ancestors at a time with CP-SAT; this pass proves a relaxation of it for hundreds
-of ancestors at once, in milliseconds per op, before them.
+either run on the join's device or pay transfers into it and back, and that choice repeats
+cell after cell. The cone sub-solves (placer.cone_bounds) prove it exactly for sixty
+ancestors at a time with CP-SAT; this pass proves a relaxation of it over a hundred
+ancestors per op, in milliseconds, before them.
 
-For op v and an ancestor a of v, in any valid placement:
+For op v, a time T and an ancestor a of v, in a valid schedule where v starts by T:
 
-- a on v's device: a runs there before v, so the ancestors on v's device, released at
-  their heads, are one machine's jobs that end before v starts (preemptive one-machine
-  completion: max over j of head_j + the work of the jobs released at or after head_j);
-- a elsewhere: every path a -> ... -> v crosses devices at some edge, which costs at least
-  that edge's cheapest delay, so v starts no earlier than head(a) + a + the work of the
-  path's inner ops + the least cheapest delay on the path, for every path. The pass keeps
-  the best over a few delay thresholds (paths through edges of at least that delay).
+- a elsewhere than v's device: every path a -> ... -> v crosses devices at some edge, which
+  costs at least that edge's cheapest delay, so a's end + the path's inner work + the least
+  delay on the path <= T, for every path (the pass keeps the best over 16 delay levels:
+  paths through edges of at least that delay). And a starts no earlier than its head, nor
+  than the arrival of each input from v's device (that tensor crosses too).
+- so a group with an ancestor that, elsewhere, would end too late for that is on v's
+  device, and its ancestors of v run there before v: that forces more groups (their inputs
+  from it now cross), up to a fixed point;
+- the forced ancestors, released at their heads, are one machine's jobs that end before v
+  starts: if their completion (max over j of head_j + the work released at or after it)
+  exceeds T, v cannot start by T in any valid placement.
 
-A colocation group is on v's device whole or not at all. So with R(g) the latest such
-arrival over the ancestors of group g, start(v) >= min over sets S of groups (v's own
-always in S) of max(max of R(g) over g not in S, completion of S's ancestors). The best S
-for each value of the first term is the groups of the latest arrivals, so one sweep (a
-binary search: the first term falls and the second rises as S grows) finds the minimum.
-Only the `region_ops` ancestors that come latest are looked at: fewer ancestors and fewer
-paths give a smaller value, so the bound holds for every region. Tails are the same on the
-reversed graph. Memory, pins and the other devices' loads are left out (relaxations).
+The test refutes every T below some value, and at a T it refutes, the same groups are forced
+for every larger T up to the least delivery that forced one of them, and the same completion
+refutes there; at or above that completion nothing is refuted. So stepping from one such
+delivery to the next finds the largest refuted T in a few tests. Only the `region_ops`
+ancestors that end latest are looked at: fewer ancestors and fewer paths refute less, so the
+bound holds for every region. Tails are the same on the reversed graph. Memory, pins and the
+other devices' loads are left out (relaxations).
 """
 from __future__ import annotations
 
@@ -51,7 +54,8 @@ class AncestralOptions:
     delay_levels: int = 16        # delay thresholds per op: quantiles of its region's distinct cheapest delays
                                   # (zoo Inception-V3, DGX-1: 4, 8, 16, 32 levels give 21.97, 22.35, 22.61, 22.61 ms)
     near: float = 0.95            # only ops whose head + op + tail reaches this share of the best bound
-    visits_per_s: int = 200_000   # region ops visited per second of the time limit, at most (both passes):
+    visits_per_s: int = 20_000    # region ops visited per second of the time limit, at most (both passes; about
+                                  # 7 us each on this machine: 15% of a deterministic limit at most):
                                   # a count, so deterministic runs raise the same heads on any load
 
 
@@ -79,10 +83,16 @@ def raise_by_ancestral_loads(problem: Problem, costs: Costs, known_ms: float, li
     cap = max(1, int(options.visits_per_s * limit_s))
     region = max(1, min(options.region_ops, cap // (2 * problem.n_ops)))
     known = [max(known_ms, max(h + p + t for h, p, t in zip(costs.head, costs.fastest, costs.tail)))]
-    for tails in (False, True):
-        hook = _Hook(problem, costs, tails, region, options.delay_levels, options.near, known, result, cap, deadline_s)
+    began = time.perf_counter()
+    for tails in (False, True):  # half the visits and the time each; what heads leave goes to tails
+        passes_left = 1 if tails else 2
+        pass_cap = result.visits + (cap - result.visits) // passes_left
+        pass_deadline = None if deadline_s is None else began + (deadline_s - began) / passes_left
+        hook = _Hook(problem, costs, tails, region, options.delay_levels, options.near, known, result, pass_cap,
+                     pass_deadline)
         costs = costs.raised(problem, hook, tails=tails)
         result.costs = costs
+        began = time.perf_counter()
     return result
 
 
@@ -105,7 +115,7 @@ class _Hook:
         self.outputs = problem.preds if tails else problem.succs   # back towards v
         self.other = costs.head if tails else costs.tail  # the other pass's releases
         self.near, self.known = near, known
-        self.calls = 0
+        self.calls, self.stopped = 0, False
         self.passes, self.steps = 3, 64
 
     def _other(self, i: int, towards_ancestors: bool) -> int:
@@ -115,16 +125,16 @@ class _Hook:
     def __call__(self, v: int, release: list[float]) -> float:
         current = release[v]
         result = self.result
-        if not self.inputs[v] or result.stopped_by != "done":
+        if not self.inputs[v] or self.stopped:
             return current
         if current + self.fastest[v] + self.other[v] < self.near * self.known[0]:
             return current  # far from the critical path: its head hardly matters
         self.calls += 1
         if self.deadline_s is not None and self.calls % 64 == 1 and time.perf_counter() > self.deadline_s:
-            result.stopped_by = "time"
+            self.stopped, result.stopped_by = True, "time"
             return current
         if result.visits >= self.cap:
-            result.stopped_by = "visits"
+            self.stopped, result.stopped_by = True, "visits"
             return current
         region = self._region(v, release)
         result.visits += len(region)
@@ -157,7 +167,7 @@ class _Hook:
         return region
 
     def _bound(self, v: int, region: list[int], release: list[float], current: float) -> float:
-        """The largest start of v below which the ancestors refute every placement (see `_refuted`)."""
+        """The largest T such that v cannot start before T in any valid placement (`refuted`, above)."""
         p, fastest, delay = self.p, self.fastest, self.delay
         if _completion(sorted((release[u], fastest[u]) for u in region)) <= current:
             return current  # not even every ancestor on v's device delays it
@@ -193,8 +203,8 @@ class _Hook:
                     for u, crossed in crossing[a]:
                         if group[u] in local:
                             start = max(start, crossed)
-                        else:
-                            start = max(start, min(crossed, end.get(u, crossed)))
+                        else:  # u on v's device (its tensor crosses) or elsewhere (a follows its end)
+                            start = max(start, min(crossed, end.get(u, release[u] + fastest[u])))
                     end[a] = start + fastest[a]
                     if end[a] + out[a] > theta:
                         local.add(group[a])

@@ -13,7 +13,7 @@ from placer.bounds import Costs, bound_breakdown, head_tail_bounds_ms
 from placer.engine import PlaceOptions, Strategy, place
 from placer.model import Problem, build_problem
 from placer.schema import parse_graph, parse_hardware
-from tests.conftest import fully_connected, graph
+from tests.conftest import fully_connected
 from tests.reference import brute_force_makespan
 from tests.test_bounds import _mirror_case, _problem, _random_case
 from tests.test_cone_bounds import _cells, _two_branches

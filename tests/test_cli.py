@@ -153,7 +153,7 @@ def test_a_failing_back_end_is_exit_1_with_one_line(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr("solvers.registry.PulpMilp.solve", broken)
     g, hw = tmp_path / "g.json", tmp_path / "hw.json"  # no heuristic proves it: the MILP runs
-    g.write_text(json.dumps(layered(20, seed=1)))
+    g.write_text(json.dumps(layered(30, seed=1)))
     hw.write_text(json.dumps(fully_connected(4)))
     assert main(["solve", str(g), "--hardware", str(hw), "--solver", "highs", "-q"]) == EXIT_FAILURE
     assert capsys.readouterr().err == "placer: error (backend_error): MILP solver returned Undefined (line two)\n"

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from benchmarks.graphs import fully_connected_hardware, layered, training_step
+from placer.ancestral_loads import AncestralOptions
 from placer.bounds import lower_bound_ms
 from placer.engine import PlaceOptions, Strategy, place
 from placer.formulations.milp import build_milp
@@ -24,6 +25,8 @@ from tests.conftest import EXACT
 MILP = [s for s in ("cbc", "highs") if s in EXACT]
 GRAPH = layered(24, seed=3)
 HARDWARE = fully_connected_hardware(4)
+# the ancestral loads prove GRAPH optimal before any MILP (one device is best there): off, the MILP runs
+NO_ANCESTRAL = AncestralOptions(region_ops=0)
 
 
 def _baselines_best(result: Any) -> float:
@@ -34,7 +37,8 @@ def _baselines_best(result: Any) -> float:
 def test_a_killed_milp_answers_with_the_heuristic_incumbent(solver: str, monkeypatch: pytest.MonkeyPatch) -> None:
     """A solver that ignores its own limit (as CBC does while reading a big model)."""
     monkeypatch.setattr("solvers.pulp_milp._solve", lambda *args: time.sleep(3600))
-    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=1.0))
+    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=1.0),
+                   strategy=Strategy(ancestral=NO_ANCESTRAL))
     assert result.status == "feasible"
     assert result.stats.solver_reason == "killed at the hard deadline"
     assert result.makespan_ms is not None and result.makespan_ms <= _baselines_best(result)
@@ -52,7 +56,7 @@ def test_the_milp_gets_only_the_time_left(solver: str, monkeypatch: pytest.Monke
         return real(prob, backend, time_limit_s, **kwargs)
 
     monkeypatch.setattr(solvers.pulp_milp, "solve_milp", spy)
-    strategy = Strategy()
+    strategy = Strategy(ancestral=NO_ANCESTRAL)
     result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=2.0),
                    strategy=strategy)
     assert result.status in ("optimal", "feasible")
@@ -61,7 +65,7 @@ def test_the_milp_gets_only_the_time_left(solver: str, monkeypatch: pytest.Monke
 
 @pytest.mark.parametrize("solver", MILP)
 def test_no_time_left_for_the_milp_answers_with_the_heuristic_incumbent(solver: str) -> None:
-    strategy = Strategy(milp_finish_s=10.0)  # whatever the limit, nothing is left for the MILP
+    strategy = Strategy(milp_finish_s=10.0, ancestral=NO_ANCESTRAL)  # whatever the limit, nothing is left for the MILP
     result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=2.0),
                    strategy=strategy)
     assert result.status == "feasible"
