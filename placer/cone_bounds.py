@@ -92,7 +92,7 @@ def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: f
     def raise_at(tails: bool, proven_before: list[float], other: list[float]) -> Callable[[int, list[float]], float]:
         """The hook of placer.bounds._releases: a sub-solve at joins that may matter; the
         pass gives up once a share of its time has not raised the bound at all."""
-        pass_began, pass_s, target_before, raised_before = budget.spent(), left(), target[0], result.raised
+        pass_began, pass_s, target_before = budget.spent(), left(), target[0]
         gave_up = [False]
 
         def hook(v: int, release: list[float]) -> float:
@@ -107,9 +107,7 @@ def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: f
             if left() <= 0.01:
                 result.stopped_by = "time"
                 return current
-            import os
-            if budget.spent() - pass_began > options.probe * pass_s and target[0] <= target_before * (1 + 1e-6) \
-                    and (not os.environ.get("CONE_RAISED") or result.raised == raised_before):
+            if budget.spent() - pass_began > options.probe * pass_s and target[0] <= target_before * (1 + 1e-6):
                 result.stopped_by, gave_up[0] = "no gain", True
                 return current
             result.solves += 1

@@ -104,3 +104,22 @@ def test_region_zero_turns_the_pass_off() -> None:
                    strategy=Strategy(ancestral=AncestralOptions(region_ops=0)))
     assert result.stats is not None and result.stats.ancestral_raised is None
     assert result.stats.tight_bound is not None and not result.stats.tight_bound.startswith("ancestral")
+
+
+def test_the_cones_gate_ignores_the_ancestral_raise() -> None:
+    """The cones build on the ancestral heads and go further, so whether they run is weighed by
+    the gap the other bounds leave: a cheap raise alone must not turn them off (BERT-base on the
+    DGX-1, 60 s: the ancestral loads left 1.43%, below the cones' 2%, and the chain-loads bound
+    that had closed it to 0.92% no longer ran)."""
+    from placer.engine import _cones_wanted, _Run
+    from placer.heuristics import single_device
+
+    g, hw = _two_branches()
+    run = _Run(parse_graph(g), parse_hardware(hw), PlaceOptions(time_limit_s=10), None, Strategy())
+    best = single_device(run.problem)
+    assert best is not None and best.makespan_ms == pytest.approx(6.0) and run.bound_ms == pytest.approx(5.0)
+    run.raise_bound(5.99, "ancestral_communication")
+    assert run.bound_ms == 5.99 and run.bound_but_ancestral_ms == pytest.approx(5.0)
+    assert _cones_wanted(run, best)
+    run.raise_bound(5.99, "cones_communication")
+    assert run.bound_but_ancestral_ms == 5.99 and not _cones_wanted(run, best)
