@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.graphs import fully_connected_hardware, layered, training_step
+from placer.ancestral_loads import AncestralOptions
 from placer.cli import EXIT_FAILURE, main
 from placer.engine import PlaceOptions, Strategy, _Run, place
 from placer.errors import SolutionCheckError
@@ -22,6 +23,8 @@ from placer.schedule import Solution, retime
 from placer.schema import ResultSpec, parse_graph, parse_hardware
 from placer.validate import check_result
 from tests.conftest import VERIFY, fully_connected, graph
+
+_NO_ANCESTRAL = AncestralOptions(region_ops=0)  # the ancestral loads prove some graphs before any MILP runs
 
 REAL_GRAPHS = Path(__file__).resolve().parents[2] / "shared" / "data" / "real-graphs"
 
@@ -170,3 +173,49 @@ def test_heuristic_incumbents_are_offered_like_any_candidate() -> None:
     assert r.makespan_ms <= heft(p).makespan_ms + 1e-9
     assert r.stats.best_from
     assert r.stats.tight_bound is not None
+
+
+# fuzz seed 32593: flow routing through a switch and a direct link; CBC, hinted with the incumbent,
+# said "infeasible" when the MILP's horizon was the incumbent's makespan to the last digit
+_FUZZ_32593 = {
+    "graph": {"format": "placer.graph/v1", "name": "fuzz-32593", "ops": [
+        {"id": "op0", "flops": 1e9, "bytes_accessed": 1e5}, {"id": "op1", "flops": 7.7e8},
+        {"id": "op2", "time_ms": 0.5, "group": "g0"},
+        {"id": "op3", "flops": 1e6, "bytes_accessed": 3e8, "group": "g0", "device": "gpu0"},
+        {"id": "op4", "flops": 1e8, "device": "gpu0"}],
+        "edges": [{"src": "op0", "dst": "op3", "bytes": 100000}, {"src": "op0", "dst": "op4", "bytes": 1000},
+                  {"src": "op1", "dst": "op2", "bytes": 100000}, {"src": "op1", "dst": "op3", "bytes": 100000}]},
+    "hardware": {"format": "placer.hardware/v1", "name": "fuzz-mixed-2", "switches": [{"id": "sw0"}],
+                 "devices": [{"id": "gpu0", "peak_tflops": 4.0, "memory_bandwidth_gb_per_s": 900.0},
+                             {"id": "gpu1", "peak_tflops": 15.7, "memory_bandwidth_gb_per_s": 900.0}],
+                 "links": [{"a": "gpu0", "b": "sw0", "bandwidth_gb_per_s": 25.0, "latency_us": 0.0},
+                           {"a": "gpu1", "b": "sw0", "bandwidth_gb_per_s": 1.0, "latency_us": 0.0},
+                           {"a": "gpu0", "b": "gpu1", "bandwidth_gb_per_s": 2.0, "latency_us": 0.0}]},
+}
+
+
+@pytest.mark.parametrize("solver", ["cbc", "highs"])
+def test_the_milp_proves_what_its_warm_start_reaches(solver: str) -> None:
+    g, h = parse_graph(_FUZZ_32593["graph"]), parse_hardware(_FUZZ_32593["hardware"])
+    result = place(g, h, PlaceOptions(solver=solver, routing="flow", time_limit_s=5, threads=1, relative_gap=0.0))
+    assert result.status == "optimal" and result.makespan_ms == pytest.approx(0.9573779193, abs=1e-9)
+
+
+def test_a_milp_that_says_infeasible_beside_an_incumbent_is_a_counted_rejection(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A solver's wrong "infeasible": the incumbent stands as feasible, never a traceback; fatal in strict mode."""
+    from solvers.base import SolverRun, SolveStatus
+
+    def says_infeasible(self: object, model: object, limits: object) -> tuple[SolverRun, None]:
+        return SolverRun("cbc", SolveStatus.INFEASIBLE, None, None, 0.01), None
+
+    monkeypatch.setattr("solvers.registry.PulpMilp.solve", says_infeasible)
+    g, h = parse_graph(training_step(layered(12, seed=1))), parse_hardware(fully_connected_hardware(2))
+    options, strategy = PlaceOptions(solver="cbc", time_limit_s=5), Strategy(ancestral=_NO_ANCESTRAL)
+    monkeypatch.setenv("PLACER_STRICT", "0")
+    result = place(g, h, options, strategy=strategy)
+    assert result.status == "feasible" and not check_result(g, h, result)
+    assert result.stats is not None and result.stats.rejected_candidates == {"cbc": 1}
+    monkeypatch.setenv("PLACER_STRICT", "1")
+    with pytest.raises(SolutionCheckError, match="says infeasible"):
+        place(g, h, options, strategy=strategy)

@@ -128,7 +128,7 @@ def build_milp(problem: Problem, routing: str, incumbent: Schedule | None, lower
         raise ValueError(f"routing must be 'flow' or 'shortest', not {routing!r}")
     n_ops, devices = problem.n_ops, problem.devices
     if incumbent is not None:
-        horizon = incumbent.makespan_ms
+        horizon = incumbent.makespan_ms * (1 + 1e-6)  # room for the solvers' tolerances (CBC, flow: seed 32593)
     else:
         horizon = sum(max(row) for row in problem.time_ms) + sum(
             max((problem.delay_ms(e, a, b) for a in range(len(devices)) for b in range(len(devices))), default=0.0)
