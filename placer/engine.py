@@ -209,9 +209,9 @@ class _Run:
         self.bounds, self.switch_cover = bounds_and_switch_cover(self.problem)
         self.bound_ms = max(self.bounds.values())
         self.bound_source = max(self.bounds, key=self.bounds.__getitem__)
-        # the best bound but the ancestral loads': the cones' gate, so that a cheap raise alone does not
-        # turn off the sub-solves that go further from it (BERT-base on the DGX-1: 28.38 ms from the
-        # ancestral loads, then 28.53 from the cones)
+        # the best bound but the ancestral loads': what the cones and the coupled chain-loads bound are
+        # gated by, so that a cheap raise alone does not turn off the bounds that go further (BERT-base
+        # on the DGX-1: the ancestral loads' 28.38 ms turned off the chain loads' 28.53)
         self.bound_but_ancestral_ms = self.bound_ms
         self.baselines: _Baselines | None = None
         self.best: Schedule | None = None
@@ -625,7 +625,7 @@ def _try_decomposition(run: _Run) -> bool:
 def _raise_bound_by_ancestral_loads(run: _Run) -> None:
     """Heads and tails raised by the loads ancestors put on an op's device (placer.ancestral_loads):
     milliseconds per op, no CP-SAT, before every strategy that reads heads and tails (the
-    cones build on them; NASNet cells, 4 V100s: 21.40 -> 23.64 ms in 0.7 s)."""
+    cones build on them; NASNet cells, 4 V100s: 21.40 -> 25.31 ms in 1.5 s)."""
     p, strategy = run.problem, run.strategy
     if p.n_devices < 2 or strategy.ancestral.region_ops < 1:
         return
