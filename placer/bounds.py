@@ -158,6 +158,11 @@ class Costs:
         release = _releases(problem, self.fastest, self.delay, self.apart, tails, raise_at)
         return replace(self, tail=release) if tails else replace(self, head=release)
 
+    def combined(self, other: Costs) -> Costs:
+        """Per op the larger head and the larger tail of two raises of the same costs (each holds)."""
+        return replace(self, head=[max(a, b) for a, b in zip(self.head, other.head)],
+                       tail=[max(a, b) for a, b in zip(self.tail, other.tail)])
+
 
 def _cheapest_delays(problem: Problem) -> list[float]:
     """Per edge, the least delay over device pairs a != b its groups may use; inf if none."""

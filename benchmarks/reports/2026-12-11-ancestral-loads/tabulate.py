@@ -24,7 +24,7 @@ before = table(HERE.parent / "2026-12-08-fine-ticks" / "table_det.txt")
 before.update(table(HERE.parent / "2026-12-09-refutation" / "table_det.txt"))
 tag = sys.argv[1]
 print(f"{'case':55s} {'ops':>5s} {'before':>9s} {'bound':>9s} {'gap%':>6s} {'after':>9s} {'bound':>9s} {'gap%':>6s} "
-      f"valid  tight bound")
+      f"valid <=HEFT tight bound")
 gaps = []
 for result_path in sorted(Path("/tmp/q/det").glob(f"*.{tag}.json")):
     name = result_path.name[: -len(f".{tag}.json")]
@@ -39,7 +39,9 @@ for result_path in sorted(Path("/tmp/q/det").glob(f"*.{tag}.json")):
     target = 1.0 if int(result["stats"]["ops"]) <= 1000 else 2.0
     print(f"{name:55s} {result['stats']['ops']:5d} {old[0]:9.3f} {old[1]:9.3f} {old[2]:6.2f} "
           f"{result['makespan_ms']:9.3f} {result['lower_bound_ms']:9.3f} {gap:6.2f} "
-          f"{'yes' if done.returncode == 0 else 'NO '}   {result['stats']['tight_bound']}"
+          f"{'yes' if done.returncode == 0 else 'NO '}   "
+          f"{'yes' if result['makespan_ms'] <= result['baselines']['heft_ms'] + 1e-9 else 'NO '}    "
+          f"{result['stats']['tight_bound']}"
           f"{'   > target' if gap > target else ''}")
 print(f"\nmean gap over {len(gaps)} cases: {sum(a for a, _ in gaps) / len(gaps):.2f}% -> "
       f"{sum(b for _, b in gaps) / len(gaps):.2f}%")
