@@ -218,7 +218,6 @@ class _Run:
         self.best_source = ""
         self.cones: ConeBound | None = None  # heads and tails the cones raised (placer.cone_bounds)
         self.ancestral: Costs | None = None  # heads and tails the ancestral loads raised (placer.ancestral_loads)
-        self.costs: Costs | None = None  # the best heads and tails known: the ancestral loads', then with the cones'
         self.valid: list[tuple[Schedule, str]] = []  # every accepted candidate, for a fallback
         p = self.problem
         self.stats = SolveStats(ops=p.n_ops, edges=len(p.edges), devices=p.n_devices, groups=len(p.groups),
@@ -227,6 +226,12 @@ class _Run:
         self.strict = os.environ.get("PLACER_STRICT", "") not in ("", "0")
         self._result_sent = False  # a progress report carried a full result
         self._lock = threading.Lock()
+
+    @property
+    def costs(self) -> Costs | None:
+        """The best heads and tails known: the ancestral loads' and the cones', op by op."""
+        raised = [c for c in (self.ancestral, self.cones.costs if self.cones else None) if c is not None]
+        return raised[0].combined(raised[1]) if len(raised) == 2 else (raised[0] if raised else None)
 
     def elapsed(self) -> float:
         return self.budget.elapsed()
@@ -634,7 +639,7 @@ def _raise_bound_by_ancestral_loads(run: _Run) -> None:
     deadline = None if run.options.deterministic else time.perf_counter() + strategy.ancestral_max_share * limit
     run.report("heads and tails by the loads of ancestors", phase="ancestral_loads")
     raised = raise_by_ancestral_loads(p, Costs.of(p), run.bound_ms, limit, deadline, strategy.ancestral)
-    run.ancestral = run.costs = raised.costs
+    run.ancestral = raised.costs
     run.stats.record(ancestral_raised=raised.raised, ancestral_visits=raised.visits,
                      ancestral_stopped_by=raised.stopped_by)
     if raised.raised:
@@ -687,8 +692,9 @@ def _cone_pass(run: _Run, options: ConeOptions, seconds: float, phase: str) -> s
     cones = raise_by_cones(run.problem, run.budget, seconds, run.bound_but_ancestral_ms, options, run.cones,
                            on_step=lambda message, bound: run.report(message, bound=max(bound, run.bound_ms)))
     run.cones = cones
-    run.costs = cones.costs if run.ancestral is None else cones.costs.combined(run.ancestral)
-    named = head_tail_bounds_ms(run.problem, run.costs)
+    costs = run.costs
+    assert costs is not None
+    named = head_tail_bounds_ms(run.problem, costs)
     assert run.stats.bounds_ms is not None
     run.stats.bounds_ms.update({f"cones_{name}": value for name, value in named.items()})
     run.stats.record(cone_solves=(run.stats.cone_solves or 0) + cones.solves,
@@ -730,7 +736,8 @@ def _leftover_seconds(run: _Run) -> float:
 def _cones_wanted(run: _Run, best: Schedule) -> bool:
     """Whether the gap is wide enough for the cone sub-solves (`Strategy.cone_min_gap`); below
     it the time left at the end goes to CP-SAT again (`_solve_cpsat_again`) instead. The gap
-    is the one the ancestral loads leave aside: the cones build on them and go further."""
+    is the one the ancestral loads leave aside: the cones raise their own heads and tails, and
+    go further where they combine with the ancestral ones."""
     return relative_gap(best.makespan_ms, run.bound_but_ancestral_ms) > run.strategy.cone_min_gap
 
 
