@@ -34,7 +34,7 @@ from __future__ import annotations
 import bisect
 import heapq
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -55,6 +55,7 @@ __all__ = [
     "head_tail_bounds_ms",
     "longest_path",
     "lower_bound_ms",
+    "one_machine_ms",
     "work_bound_ms",
 ]
 
@@ -71,12 +72,13 @@ def bound_breakdown(problem: Problem) -> dict[str, float]:
     return bounds_and_switch_cover(problem)[0]
 
 
-def bounds_and_switch_cover(problem: Problem) -> tuple[dict[str, float], SwitchCover]:
+def bounds_and_switch_cover(problem: Problem, c: Costs | None = None) -> tuple[dict[str, float], SwitchCover]:
     """`bound_breakdown` and the switch cover's answer, from one solve of the cover (the
-    engine starts a placement from that answer: placer.heuristics.switch_cover_start)."""
+    engine starts a placement from that answer: placer.heuristics.switch_cover_start);
+    `c`: the problem's `Costs.of`, when the caller has them already."""
     if problem.n_ops == 0:
         return {"critical_path": 0.0}, SwitchCover(0.0, [], [])
-    c = Costs.of(problem)
+    c = c or Costs.of(problem)
     named = {
         "critical_path": _longest_path_ms(problem, c.fastest),
         "work": sum(c.fastest) / problem.n_devices,
@@ -201,7 +203,7 @@ def _apart_edges(problem: Problem) -> list[bool]:
     return out
 
 
-def _one_machine_ms(jobs: list[tuple[float, float]]) -> float:
+def one_machine_ms(jobs: Iterable[tuple[float, float]]) -> float:
     """Completion of (release, duration) jobs on one machine: earliest release first is optimal."""
     t = 0.0
     for r, d in sorted(jobs):
@@ -262,7 +264,7 @@ def _join_release(release: list[float], fastest: list[float], local: dict[int, N
     for g, ops in remote.items():
         jobs = [(release[u], fastest[u]) for u in ops]
         arrive = max(max(release[u] + fastest[u] + d for u, d in ops.items()),
-                     _one_machine_ms(jobs) + min(ops.values()))
+                     one_machine_ms(jobs) + min(ops.values()))
         if g in forced:
             floor = max(floor, arrive)
         else:
@@ -272,7 +274,7 @@ def _join_release(release: list[float], fastest: list[float], local: dict[int, N
     best = math.inf
     for k in range(len(units) + 1):
         latest_remote = units[k][0] if k < len(units) else 0.0
-        best = min(best, max(floor, latest_remote, _one_machine_ms(jobs)))
+        best = min(best, max(floor, latest_remote, one_machine_ms(jobs)))
         if k < len(units):
             jobs += units[k][1]
     return best

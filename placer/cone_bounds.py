@@ -69,15 +69,16 @@ class ConeBound:
 
 def raise_by_cones(problem: Problem, budget: Budget, seconds: float, known_ms: float,
                    options: ConeOptions | None = None, earlier: ConeBound | None = None,
-                   on_step: Callable[[str, float], None] | None = None) -> ConeBound:
+                   on_step: Callable[[str, float], None] | None = None, base: Costs | None = None) -> ConeBound:
     """Raise heads, then tails (half the time each, a pass ending early leaves its rest to
     the next) by cone sub-solves within `seconds` of `budget`; `known_ms` is the best bound
     so far (it picks the joins worth a sub-solve); `earlier`: what an earlier call proved, to
     build on (joins it solved with cones of the same size are not solved again).
-    `on_step(message, bound_ms)` hears of each pass."""
+    `on_step(message, bound_ms)` hears of each pass; `base`: the problem's `Costs.of`, when the
+    caller has them already (the first call starts from them)."""
     options = options or ConeOptions()
     began = budget.spent()
-    costs = earlier.costs if earlier is not None else Costs.of(problem)
+    costs = earlier.costs if earlier is not None else (base or Costs.of(problem))
     solved = set(earlier.solved) if earlier is not None and earlier.cone_ops == options.cone_ops else set()
     result = ConeBound(named=head_tail_bounds_ms(problem, costs), costs=costs, cone_ops=options.cone_ops,
                        solved=solved)

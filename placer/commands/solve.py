@@ -6,10 +6,12 @@ import sys
 
 from placer.commands._common import EXIT_BY_STATUS, add_inputs, add_outputs, write_json, write_pictures
 from placer.engine import PlaceOptions, place
-from placer.progress import Progress, ProgressFn
+from placer.progress import PHASES, Progress, ProgressFn
 from placer.replay import replay, replay_plan
 from placer.resolve import resolve_graph, resolve_hardware
 from placer.summary import format_summary
+
+_PHASE_WIDTH = max(map(len, PHASES))  # the progress lines' phase column
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -55,7 +57,7 @@ def format_progress(event: Progress) -> str:
     inc = f"{event.incumbent_ms:.6g} ms" if event.incumbent_ms is not None else "none"
     bound = f"{event.bound_ms:.6g} ms" if event.bound_ms is not None else "none"
     running = " (running)" if event.heartbeat else ""
-    return f"[{event.elapsed_s:6.1f} s] {event.phase:<13} {event.message}: incumbent {inc}, bound {bound}{running}"
+    return f"[{event.elapsed_s:6.1f} s] {event.phase:<{_PHASE_WIDTH}} {event.message}: incumbent {inc}, bound {bound}{running}"
 
 
 def _progress_printer(quiet: bool) -> ProgressFn | None:
