@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import itertools
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
@@ -63,6 +64,8 @@ _MAX_FRONT = 32  # exit pairs kept per block end in the paired-chains dynamic pr
 _MAX_STATES = 200_000  # states it may visit per target: beyond, it gives up (no bound, never a wrong one)
 _MIN_PAIRED_SHARE = 0.05  # mates lighter than this share of the path's work hardly matter: skipped
 _MAX_PAIRED_PATH = 3000  # longer paths are skipped (its block table grows with the square)
+_MAX_SIDE_CHAIN = 1500  # longer chains count no side ops (their table, a square of floats per level)
+_SIDE_LEVELS = 8  # wait levels of the side ops' table
 _COVER_TICKS_PER_MS = 10_000  # the switch cover's integer costs (rounded down, so still a bound)
 _COVER_WORK = 2.0  # CP-SAT's deterministic time for the switch cover (it takes 0.02-0.8 s on 2,500 ops)
 
@@ -779,6 +782,8 @@ class _Pair:
     tail_b: float
     feasible: np.ndarray  # feasible[i, k]: positions i..k may form a block
     lasting: np.ndarray   # lasting[i]: the first block end k at which i..k and every longer block fail
+    side_a: np.ndarray    # side_a[i, k]: what job A's side ops add to its time in block i..k (`_side_ms`)
+    side_b: np.ndarray
 
     @classmethod
     def of(cls, problem: Problem, c: Costs, ops: list[int], mate: list[int]) -> _Pair | None:
@@ -803,6 +808,7 @@ class _Pair:
         delay_b = [0.0] + [_edge_delay(problem, c, chain[i - 1], chain[i]) if min(chain[i - 1], chain[i]) >= 0
                            else 0.0 for i in range(1, n)]
         last_mate = [m for m in chain if m >= 0][-1]
+        members = set(ops) | {m for m in chain if m >= 0}
         return cls(
             work_a=np.concatenate([[0.0], np.cumsum([c.fastest[k] for k in ops])]),
             work_b=np.concatenate([[0.0], np.cumsum([c.fastest[m] if m >= 0 else 0.0 for m in chain])]),
@@ -811,6 +817,7 @@ class _Pair:
             delay_a=np.nan_to_num(np.array(delay_a), posinf=0.0),
             delay_b=np.nan_to_num(np.array(delay_b), posinf=0.0),
             tail_a=c.tail[ops[-1]], tail_b=c.tail[last_mate], feasible=feasible, lasting=lasting,
+            side_a=_side_ms(problem, c, ops, members), side_b=_side_ms(problem, c, chain, members),
         )
 
     def bound_ms(self, target_ms: float) -> float:
@@ -829,6 +836,7 @@ class _Pair:
         A state's exits plus the rest of each chain plus its tail only grow as its block
         grows, so once both corners reach the target the state is dropped; every
         completion through it would end at or above the target, hence the min.
+        A job's exit also counts what its side ops add to its stay (`_side_ms`).
         """
         n = len(self.head_a)
         wa, wb = self.work_a, self.work_b
@@ -847,8 +855,11 @@ class _Pair:
             block_a, block_b = wa[end] - wa[s], wb[end] - wb[s]
             both = np.where(a <= b, np.maximum(a + block_a + block_b, b + block_b),
                             np.maximum(b + block_a + block_b, a + block_a))
-            xa = np.concatenate([a + block_a, np.maximum(both, a + block_a)])
-            xb = np.concatenate([np.maximum(both, b + block_b), b + block_b])
+            # each job stays in the block at least its work plus what its side ops add; the
+            # device's one-machine completion counts the work only (the side ops may run elsewhere)
+            span_a, span_b = block_a + self.side_a[s, end - 1], block_b + self.side_b[s, end - 1]
+            xa = np.concatenate([a + span_a, np.maximum(both, a + span_a)])
+            xb = np.concatenate([np.maximum(both, b + span_b), b + span_b])
             if end == n:
                 return float(min(target_ms, np.min(np.maximum(xa + self.tail_a, xb + self.tail_b), initial=np.inf)))
             # drop states that cannot end below the target, then add those entering the next block
@@ -864,6 +875,78 @@ class _Pair:
             ea = np.concatenate([ea[keep], np.maximum(xa + self.delay_a[end], self.head_a[end])])
             eb = np.concatenate([eb[keep], np.maximum(xb + self.delay_b[end], self.head_b[end])])
         return target_ms
+
+
+def _side_ms(problem: Problem, c: Costs, chain: list[int], members: set[int]) -> np.ndarray:
+    """Per block i..k of a chain (ops by position, -1 where none), a lower bound on the time
+    its side ops add to the chain's stay in the block; zeros for chains longer than
+    _MAX_SIDE_CHAIN.
+
+    A side op x (on neither chain) that descends from the chain's op at position l and leads
+    to the one at f, both in the block, runs on the block's device D or elsewhere. On D it
+    runs between them, so the chain stays there its work plus x's time. Elsewhere, the
+    tensors cross twice: the op at f starts no earlier than the end of the one at l plus
+    the least delays in and out (`_side_routes`) and x's time, and past the chain's own work
+    between them that is a wait, e(x). With the side ops kept on D, S, and the largest wait
+    of those sent away, t, the stay grows by at least max(sum of S's times, t), and every op
+    with e(x) > t is in S. So for levels 0 = L_0 < L_1 < ... the stay grows by at least
+    min over j of max(L_j, the time of the side ops with e(x) >= L_{j+1}): the ResNet
+    shortcut branches of msr-fiddle's layer graphs, which run beside a block at the cost of
+    two transfers of a 200 MB activation or inside it."""
+    n = len(chain)
+    if n > _MAX_SIDE_CHAIN:
+        return np.broadcast_to(0.0, (n, n))
+    position = {k: i for i, k in enumerate(chain) if k >= 0}
+    before, wait_in = _side_routes(problem, c, chain, position, members, reverse=False)
+    after, wait_out = _side_routes(problem, c, chain, position, members, reverse=True)
+    work = np.concatenate([[0.0], np.cumsum([c.fastest[k] if k >= 0 else 0.0 for k in chain])])
+    side = [(before[x], after[x], c.fastest[x],
+             max(0.0, wait_in[x] + c.fastest[x] + wait_out[x] - (work[after[x]] - work[before[x] + 1])))
+            for x in range(problem.n_ops)
+            if x not in members and before[x] >= 0 and after[x] < n and c.fastest[x] > 0]
+    out = np.zeros((n, n))
+    if not side:
+        return out
+    waits = sorted({e for *_, e in side})
+    levels = [0.0] + [w for w in (waits[round(q * (len(waits) - 1) / (_SIDE_LEVELS - 1))]
+                                  for q in range(_SIDE_LEVELS)) if w > 0]
+    levels = sorted(set(levels)) + [math.inf]
+    lo, hi = np.array([x[0] for x in side]), np.array([x[1] for x in side])
+    time_ms, wait = np.array([x[2] for x in side]), np.array([x[3] for x in side])
+    out[:] = math.inf
+    for level, above in itertools.pairwise(levels):
+        kept = np.zeros((n, n))
+        np.add.at(kept, (lo, hi), np.where(wait >= above, time_ms, 0.0))
+        inside = kept[::-1].cumsum(axis=0)[::-1].cumsum(axis=1)  # side ops with lo >= i and hi <= k
+        np.minimum(out, np.maximum(level, inside), out=out)
+    return out
+
+
+def _side_routes(problem: Problem, c: Costs, chain: list[int], position: dict[int, int], members: set[int],
+                 reverse: bool) -> tuple[list[int], list[float]]:
+    """Per op, the last chain position that is a strict ancestor of it (-1 if none) and the
+    least time from that op's end to its start when it runs off that op's device; reversed,
+    the first position that descends from it (the chain's length if none) and the least time
+    from its end to that op's start. Only routes through side ops that share the same chain
+    op count (the others: 0): on such a route the tensor crosses off the device on its edge
+    out of the chain op or further on."""
+    n, none = len(chain), (len(chain) if reverse else -1)
+    edges = problem.succs if reverse else problem.preds
+    reach = [none] * problem.n_ops
+    wait = [0.0] * problem.n_ops
+    for x in (range(problem.n_ops - 1, -1, -1) if reverse else range(problem.n_ops)):  # topological order
+        ends = [(problem.edges[i].dst if reverse else problem.edges[i].src, c.delay[i]) for i in edges[x]]
+        for u, _ in ends:
+            near = position.get(u, reach[u])
+            reach[x] = min(reach[x], near) if reverse else max(reach[x], near)
+        if x in members or reach[x] == none:
+            continue
+        for u, delay in ends:
+            if u == chain[reach[x]]:
+                wait[x] = max(wait[x], delay)
+            elif u not in members and reach[u] == reach[x]:
+                wait[x] = max(wait[x], min(delay, wait[u] + c.fastest[u]))
+    return reach, wait
 
 
 def _below(xa: np.ndarray, xb: np.ndarray, rest_a: float, rest_b: float, target_ms: float

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from placer import bounds
 from placer.bounds import (
     bound_breakdown,
     communication_bound_ms,
@@ -139,6 +140,46 @@ def test_no_bound_exceeds_the_optimum_of_forward_backward_copies(seed: int) -> N
         pytest.skip("no placement fits memory")
     for name, value in bound_breakdown(_problem(g, hw)).items():
         assert value <= optimum + TOL, (name, value, optimum)
+
+
+def _shortcut_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
+    """Two copies of a chain a -> b -> c with a shortcut op a -> s -> c beside it (a residual
+    block's branch: a little shorter than b, its tensors large), the copies in the same order and op
+    i of each in group i (msr-fiddle's layer graphs), on 2 or 3 devices: the side ops that
+    the paired chains' blocks charge (`_side_ms`)."""
+    rng = random.Random(seed)
+    m = rng.choice([2, 2, 3])
+    a, b, c, s = range(4)
+    work = [float(rng.randint(1, 2)), float(rng.randint(3, 4)), float(rng.randint(1, 2))]
+    work.append(work[b] - rng.choice([0.5, 1.0]))
+    work += [rng.choice([0.25, 0.5]) * x for x in work]  # the second copy, lighter
+    shape = [(a, b, rng.randint(2, 5)), (b, c, rng.randint(2, 5)), (a, s, rng.randint(6, 10)),
+             (s, c, rng.randint(6, 10))]
+    edges = sorted((copy + u, copy + v, mb * 1_000_000) for copy in (0, 4) for u, v, mb in shape)
+    ops = [{"id": f"o{x}", "time_ms": work[x], "group": f"g{x % 4}"} for x in range(8)]
+    g = {"format": "placer.graph/v1", "name": f"shortcut-{seed}", "ops": ops,
+         "edges": [{"src": f"o{u}", "dst": f"o{v}", "bytes": size} for u, v, size in edges]}
+    tables = {"times": [[x] * m for x in work], "edges": edges, "delay": lambda size, a, b: size / 1e6,
+              "groups": [[i, 4 + i] for i in range(4)], "memory": (), "capacity": ()}
+    return g, fully_connected(m), tables
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_no_bound_exceeds_the_optimum_of_chains_with_shortcuts(seed: int) -> None:
+    g, hw, t = _shortcut_case(seed)
+    optimum = brute_force_makespan(t["times"], t["edges"], t["delay"], t["memory"], t["capacity"], t["groups"])
+    for name, value in bound_breakdown(_problem(g, hw)).items():
+        assert value <= optimum + TOL, (name, value, optimum)
+
+
+def test_the_shortcut_cases_exercise_the_side_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The side ops raise the paired chains on some of the cases above (else the soundness
+    test would not test them), and never lower them."""
+    with_side = [bound_breakdown(_problem(*_shortcut_case(seed)[:2]))["paired_chains"] for seed in range(40)]
+    monkeypatch.setattr(bounds, "_MAX_SIDE_CHAIN", 0)
+    without = [bound_breakdown(_problem(*_shortcut_case(seed)[:2]))["paired_chains"] for seed in range(40)]
+    assert all(x >= y - TOL for x, y in zip(with_side, without, strict=True))
+    assert sum(x > y + TOL for x, y in zip(with_side, without, strict=True)) >= 5
 
 
 def _switch_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
