@@ -38,7 +38,7 @@ import math
 import time
 from dataclasses import dataclass
 
-from placer.bounds import Costs, one_machine_ms
+from placer.bounds import Costs
 from placer.model import Problem
 
 __all__ = ["AncestralOptions", "AncestralRaise", "raise_by_ancestral_loads"]
@@ -169,7 +169,7 @@ class _Hook:
     def _bound(self, v: int, region: list[int], release: list[float], current: float) -> float:
         """The largest T such that v cannot start before T in any valid placement (`refuted`, above)."""
         p, fastest, delay = self.p, self.fastest, self.delay
-        if one_machine_ms((release[u], fastest[u]) for u in region) <= current:
+        if _completion(sorted((release[u], fastest[u]) for u in region)) <= current:
             return current  # not even every ancestor on v's device delays it
         out = self._outbound(v, region)
         inside = set(region)
@@ -181,7 +181,7 @@ class _Hook:
         first = sorted(region, reverse=self.tails)  # ancestors before their descendants
 
         def completion(local: set[int]) -> float:
-            return one_machine_ms((release[u], fastest[u]) for g in local for u in members.get(g, ()))
+            return _completion(sorted((release[u], fastest[u]) for g in local for u in members.get(g, ())))
 
         # per region op, its inputs in the region and when each input's tensor would reach it from v's device
         crossing = {a: [(u, release[u] + fastest[u] + d) for u, d in inbound[a]] for a in region}
@@ -255,3 +255,13 @@ class _Hook:
             longest[u] = best
             out[u] = max((best[t] + levels[t] for t in range(n_levels) if best[t] != minus), default=minus)
         return out
+
+
+def _completion(jobs: list[tuple[float, float]]) -> float:
+    """Preemptive one-machine completion of (release, duration) jobs sorted by release: the
+    latest release r plus the work released at or after r, maximised over r."""
+    best, work = 0.0, 0.0
+    for r, d in reversed(jobs):
+        work += d
+        best = max(best, r + work)
+    return best

@@ -35,7 +35,7 @@ import bisect
 import heapq
 import itertools
 import math
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -56,7 +56,6 @@ __all__ = [
     "head_tail_bounds_ms",
     "longest_path",
     "lower_bound_ms",
-    "one_machine_ms",
     "work_bound_ms",
 ]
 
@@ -206,7 +205,7 @@ def _apart_edges(problem: Problem) -> list[bool]:
     return out
 
 
-def one_machine_ms(jobs: Iterable[tuple[float, float]]) -> float:
+def _one_machine_ms(jobs: list[tuple[float, float]]) -> float:
     """Completion of (release, duration) jobs on one machine: earliest release first is optimal."""
     t = 0.0
     for r, d in sorted(jobs):
@@ -267,7 +266,7 @@ def _join_release(release: list[float], fastest: list[float], local: dict[int, N
     for g, ops in remote.items():
         jobs = [(release[u], fastest[u]) for u in ops]
         arrive = max(max(release[u] + fastest[u] + d for u, d in ops.items()),
-                     one_machine_ms(jobs) + min(ops.values()))
+                     _one_machine_ms(jobs) + min(ops.values()))
         if g in forced:
             floor = max(floor, arrive)
         else:
@@ -277,7 +276,7 @@ def _join_release(release: list[float], fastest: list[float], local: dict[int, N
     best = math.inf
     for k in range(len(units) + 1):
         latest_remote = units[k][0] if k < len(units) else 0.0
-        best = min(best, max(floor, latest_remote, one_machine_ms(jobs)))
+        best = min(best, max(floor, latest_remote, _one_machine_ms(jobs)))
         if k < len(units):
             jobs += units[k][1]
     return best
