@@ -929,7 +929,7 @@ def _side_routes(problem: Problem, c: Costs, chain: list[int], position: dict[in
     from its end to that op's start. Only routes through side ops that share the same chain
     op count (the others: 0): on such a route the tensor crosses off the device on its edge
     out of the chain op or further on."""
-    n, none = len(chain), (len(chain) if reverse else -1)
+    none = len(chain) if reverse else -1
     edges = problem.succs if reverse else problem.preds
     reach = [none] * problem.n_ops
     wait = [0.0] * problem.n_ops
