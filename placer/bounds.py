@@ -912,16 +912,15 @@ def _side_ms(problem: Problem, c: Costs, chain: list[int], members: set[int]) ->
              max(0.0, wait_in[x] + c.fastest[x] + wait_out[x] - (work[after[x]] - work[before[x] + 1])))
             for x in range(problem.n_ops)
             if x not in members and before[x] >= 0 and after[x] < n and c.fastest[x] > 0]
-    out = np.zeros((n, n))
     if not side:
-        return out
+        return np.zeros((n, n))
     waits = sorted({e for *_, e in side})
     levels = [0.0] + [w for w in (waits[round(q * (len(waits) - 1) / (_SIDE_LEVELS - 1))]
                                   for q in range(_SIDE_LEVELS)) if w > 0]
     levels = sorted(set(levels)) + [math.inf]
     lo, hi = np.array([x[0] for x in side]), np.array([x[1] for x in side])
     time_ms, wait = np.array([x[2] for x in side]), np.array([x[3] for x in side])
-    out[:] = math.inf
+    out = np.full((n, n), math.inf)
     for level, above in itertools.pairwise(levels):
         kept = np.zeros((n, n))
         np.add.at(kept, (lo, hi), np.where(wait >= above, time_ms, 0.0))

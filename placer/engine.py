@@ -909,7 +909,8 @@ def _solve_cpsat(run: _Run, coarse: Coarsening | None = None, share: float = 1.0
     # process, past its limit; with them 8 and 10 s)
     releases = None
     if coarse is None:
-        releases = (run.costs.head, run.costs.tail)
+        costs = run.costs  # a property that combines two raises: read once
+        releases = (costs.head, costs.tail)
     big = q.n_ops > run.strategy.big_model_ops
     f = build_cpsat(q, hint, run.bound_ms if coarse is None else lower_bound_ms(q),
                     redundant_cumulative=not big, releases=releases, complete_hint=big)
