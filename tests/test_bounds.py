@@ -182,6 +182,45 @@ def test_the_shortcut_cases_exercise_the_side_ops(monkeypatch: pytest.MonkeyPatc
     assert sum(x > y + TOL for x, y in zip(with_side, without, strict=True)) >= 5
 
 
+def _branch_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
+    """A chain of 4 or 5 ops with one or two branch ops beside it (each from a chain op to a
+    later one, about as long as the chain between them, its tensors large), on 2 or 3
+    devices: the side ops that the path blocks charge (`_side_ms`)."""
+    rng = random.Random(seed)
+    m = rng.choice([2, 2, 3])
+    n = rng.randint(4, 5)
+    times = [float(rng.randint(1, 4)) for _ in range(n)]
+    edges = [(i, i + 1, rng.randint(0, 2) * 1_000_000) for i in range(n - 1)]
+    order = list(range(n))
+    for _ in range(rng.choice([1, 1, 2])):
+        src = rng.randrange(0, n - 2)
+        dst = rng.randrange(src + 2, n)
+        side = len(times)
+        times.append(max(0.5, sum(times[src + 1:dst]) - rng.choice([0.0, 0.5, 1.0])))
+        edges += [(src, side, rng.randint(2, 6) * 1_000_000), (side, dst, rng.randint(2, 6) * 1_000_000)]
+        order.insert(order.index(src) + 1, side)  # the graph's op order stays topological
+    ops = [{"id": f"o{x}", "time_ms": times[x]} for x in order]
+    g = {"format": "placer.graph/v1", "name": f"branch-{seed}", "ops": ops,
+         "edges": [{"src": f"o{u}", "dst": f"o{v}", "bytes": b} for u, v, b in edges]}
+    tables = {"times": [[t] * m for t in times], "edges": edges, "delay": lambda size, a, b: size / 1e6,
+              "groups": [], "memory": (), "capacity": ()}
+    return g, fully_connected(m), tables
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_no_bound_exceeds_the_optimum_of_chains_with_branches(seed: int) -> None:
+    _assert_no_bound_exceeds_the_optimum(*_branch_case(seed))
+
+
+def test_the_branch_cases_exercise_the_side_ops_of_the_path_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The side ops raise the path blocks on some of the cases above, and never lower them."""
+    with_side = [bound_breakdown(_problem(*_branch_case(seed)[:2]))["path_blocks"] for seed in range(60)]
+    monkeypatch.setattr(bounds, "_MAX_SIDE_CHAIN", 0)
+    without = [bound_breakdown(_problem(*_branch_case(seed)[:2]))["path_blocks"] for seed in range(60)]
+    assert all(x >= y - TOL for x, y in zip(with_side, without, strict=True))
+    assert sum(x > y + TOL for x, y in zip(with_side, without, strict=True)) >= 10
+
+
 def _switch_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
     """A forward chain and its backward chain joined into one path (groups {f_i, b_i}, now
     and then a backward op in a group of its own), plus one or two side ops, each in a path
