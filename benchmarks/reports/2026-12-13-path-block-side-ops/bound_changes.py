@@ -1,4 +1,4 @@
-"""Per benchmark case, the paired-chains bound and the best cheap bound of the last report's code
+"""Per benchmark case, the path-blocks bound and the best cheap bound of the last report's code
 (placer/bounds.py at e2edbdb) and of this one: the cases whose bounds move are re-run (tabulate.py).
 
     PYTHONPATH=. python benchmarks/reports/2026-12-13-path-block-side-ops/bound_changes.py > bound_changes.txt
@@ -26,11 +26,11 @@ spec.loader.exec_module(before)
 
 table = (HERE.parent / "2026-12-12-side-ops" / "table_det.txt").read_text().splitlines()
 cases = [line.split()[0] for line in table[1:] if line.strip() and not line.startswith("mean")]
-print(f"{'case':55s} {'paired chains':>23s} {'best cheap bound':>23s}")
+print(f"{'case':55s} {'path blocks':>23s} {'best cheap bound':>23s}")
 for name in cases:
     problem = build_problem(GraphSpec.model_validate(json.loads(Path(f"/tmp/q/cases/{name}.graph.json").read_text())),
                             HardwareSpec.model_validate(json.loads(Path(f"/tmp/q/cases/{name}.hw.json").read_text())))
     old, new = before.bound_breakdown(problem), bounds.bound_breakdown(problem)
     moved = any(abs(old[k] - new[k]) > 1e-9 for k in new)
-    print(f"{name:55s} {old['paired_chains']:10.3f} -> {new['paired_chains']:10.3f} "
+    print(f"{name:55s} {old['path_blocks']:10.3f} -> {new['path_blocks']:10.3f} "
           f"{max(old.values()):10.3f} -> {max(new.values()):10.3f} {'MOVED' if moved else ''}", flush=True)
