@@ -4,6 +4,10 @@ after from run_det.py's results in /tmp/q/det (TAG) for the cases whose bounds t
 answer checked by ../shared/tools/verify_result.py.
 
     PYTHONPATH=. python benchmarks/reports/2026-12-12-side-ops/tabulate.py TAG > table_det.txt
+
+Later reports name the table they start from (its rows re-run or marked "identical bounds"):
+
+    ... tabulate.py TAG BEFORE_TABLE > table_det.txt
 """
 import json
 import subprocess
@@ -15,15 +19,18 @@ VERIFY = HERE.parents[3] / "shared" / "tools" / "verify_result.py"
 if not VERIFY.exists():
     VERIFY = HERE.parents[2] / ".." / "shared" / "tools" / "verify_result.py"
 
-rows = [line.split() for line in (HERE.parent / "2026-12-11-ancestral-loads" / "table_det.txt").read_text().splitlines()
+before_table = Path(sys.argv[2]) if len(sys.argv) > 2 else HERE.parent / "2026-12-11-ancestral-loads" / "table_det.txt"
+rows = [line.split() for line in before_table.read_text().splitlines()
         if line.strip() and not line.startswith(("case", "mean"))]
+# a row's answer: its re-run ("after") columns, else those of the run before it
+rows = [row[:2] + (row[2:5] if row[5] == "(identical" else row[5:8]) for row in rows]
 tag = sys.argv[1]
 print(f"{'case':55s} {'ops':>5s} {'before':>9s} {'bound':>9s} {'gap%':>6s} {'after':>9s} {'bound':>9s} {'gap%':>6s} "
       f"valid <=HEFT tight bound")
 gaps = []
 for row in rows:
     name, ops = row[0], int(row[1])
-    old = float(row[5]), float(row[6]), float(row[7])
+    old = float(row[2]), float(row[3]), float(row[4])
     result_path = Path(f"/tmp/q/det/{name}.{tag}.json")
     if not result_path.exists():  # bounds unchanged: the run is the one before
         gaps.append((old[2], old[2]))

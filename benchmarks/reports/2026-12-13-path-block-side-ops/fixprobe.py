@@ -1,3 +1,6 @@
+"""Solve the largest component of a decomposition once, free or with its boundary cut groups fixed on gpu0,
+without a hint (deterministic budget): PYTHONPATH=. python fixprobe.py CASE SECONDS free|fixed
+"""
 import json, sys, time
 from pathlib import Path
 from placer.schema import GraphSpec, HardwareSpec

@@ -1,3 +1,10 @@
+"""Solve the attention component of a per-head transformer (case dumped in /tmp/q/cases) one way and stitch
+its copies (placer.decompose._stitch), printing each segment's span: where the stitched answer loses.
+
+    PYTHONPATH=. python stitchprobe.py CASE SECONDS MODE   (MODE: hinted, fixed, pen, two0.5, two0.25, alt)
+
+Mode pen needs first_solve_chain_work.diff applied (the chain_work parameter). Answers are cached in /tmp/s35.
+"""
 import json, sys, time, pickle
 from pathlib import Path
 from placer.schema import GraphSpec, HardwareSpec
@@ -23,7 +30,15 @@ pk = Path(f"/tmp/s35/ans_{mode}.pkl")
 if pk.exists():
     a = pickle.loads(pk.read_bytes())
 else:
-    if mode.startswith("two"):
+    if mode == "alt":
+        import copy
+        a0 = D._solve_component(p, dec, dec.components[c], secs / 2, b, None, fixed={x: 0 for x in touching})
+        print("one device", a0.objective_ms, flush=True)
+        first, last = sorted(touching, key=lambda x: min(p.groups[x]))[0], sorted(touching, key=lambda x: min(p.groups[x]))[-1]
+        h2 = copy.deepcopy(a0); h2.device_of_group[last] = 4
+        a = D._solve_component(p, dec, dec.components[c], secs / 2, b, h2, fixed={first: 0, last: 4})
+        print("alternating", a.objective_ms, {x: a.device_of_group[x] for x in touching}, flush=True)
+    elif mode.startswith("two"):
         share = float(mode[3:] or 0.5)
         a0 = D._solve_component(p, dec, dec.components[c], secs * share, b, hint, representatives=D.orbit_representatives(p))
         fx = {x: a0.device_of_group[x] for x in touching}
