@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from placer import bounds
 from placer.budget import Budget
 from solvers import available_solvers
 
@@ -73,6 +74,14 @@ def stop_ray_cluster(cluster: Any) -> None:
     """Stop it and fail when any of its processes is left."""
     left = cluster.stop()
     assert not left, f"processes of the Ray cluster were left running: {left}"
+
+
+@pytest.fixture
+def without_side_ops(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bounds without the side ops of the path blocks and the paired chains
+    (tests/test_bounds.py): they prove the small graphs of the cone and ancestral-load tests
+    by themselves, so those tests turn them off to see what the heads' raise adds."""
+    monkeypatch.setattr(bounds, "_MAX_SIDE_CHAIN", 0)
 
 
 @pytest.fixture(scope="session")

@@ -43,7 +43,7 @@ def test_the_ancestral_bound_never_exceeds_the_exhaustive_optimum(make: Callable
         assert math.isfinite(value) and value <= optimum + TOL, (region, value, optimum)
 
 
-def test_a_branch_must_pay_two_transfers_or_run_on_the_joins_device() -> None:
+def test_a_branch_must_pay_two_transfers_or_run_on_the_joins_device(without_side_ops: None) -> None:
     """Two branches of two 1 ms ops between s and j, 10 ms per tensor (tests/test_cone_bounds):
     the cheap heads see 5 ms; the ancestors' load is the optimum, all six ops on one device."""
     g, hw = _two_branches()
@@ -52,7 +52,7 @@ def test_a_branch_must_pay_two_transfers_or_run_on_the_joins_device() -> None:
     assert _ancestral(problem) == pytest.approx(6.0)
 
 
-def test_cell_after_cell_the_bound_keeps_up() -> None:
+def test_cell_after_cell_the_bound_keeps_up(without_side_ops: None) -> None:
     """Cells of three parallel branches, each reading the last two joins, 10 ms per tensor and
     1 ms per op on two GPUs (tests/test_cone_bounds): the optimum runs every op on one device.
     Two cells (15 ops): the ancestors' loads prove it. Twenty (141 ops): the cheap heads fall
@@ -86,7 +86,7 @@ def test_a_short_limit_caps_the_visits_and_a_past_deadline_raises_nothing() -> N
     assert late.costs.head == cheap.head and late.costs.tail == cheap.tail
 
 
-def test_the_engine_reports_the_bound_the_ancestral_loads_raised() -> None:
+def test_the_engine_reports_the_bound_the_ancestral_loads_raised(without_side_ops: None) -> None:
     """The two branches: the heuristics find the 6 ms answer and the ancestral bound proves it,
     before any CP-SAT call."""
     g, hw = _two_branches()
@@ -106,7 +106,7 @@ def test_region_zero_turns_the_pass_off() -> None:
     assert result.stats.tight_bound is not None and not result.stats.tight_bound.startswith("ancestral")
 
 
-def test_the_cones_gate_ignores_the_ancestral_raise() -> None:
+def test_the_cones_gate_ignores_the_ancestral_raise(without_side_ops: None) -> None:
     """The cones build on the ancestral heads and go further, so whether they run is weighed by
     the gap the other bounds leave: a cheap raise alone must not turn them off (BERT-base on the
     DGX-1, 60 s: the ancestral loads left 1.43%, below the cones' 2%, and the chain-loads bound

@@ -221,6 +221,17 @@ def test_the_branch_cases_exercise_the_side_ops_of_the_path_blocks(monkeypatch: 
     assert sum(x > y + TOL for x, y in zip(with_side, without, strict=True)) >= 10
 
 
+def test_path_blocks_keep_a_branch_beside_the_path_on_its_device() -> None:
+    """Two branches of two 1 ms ops between s and j, 10 ms per tensor (tests/test_cone_bounds):
+    the branch off the path runs beside it or pays 20 ms of transfers, so the path blocks see
+    the optimum, all six ops on one device; the heads alone see 5 ms."""
+    from tests.test_cone_bounds import _two_branches
+
+    breakdown = bound_breakdown(_problem(*_two_branches()))
+    assert breakdown["path_blocks"] == pytest.approx(6.0)
+    assert breakdown["communication"] == pytest.approx(5.0)
+
+
 def _switch_case(seed: int) -> tuple[dict, dict, dict[str, Any]]:
     """A forward chain and its backward chain joined into one path (groups {f_i, b_i}, now
     and then a backward op in a group of its own), plus one or two side ops, each in a path

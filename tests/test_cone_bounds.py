@@ -48,14 +48,15 @@ def _two_branches() -> tuple[dict, dict]:
     """s -> a1 -> a2 -> j and s -> b1 -> b2 -> j, 1 ms each, on 2 GPUs whose link takes
     10 ms per tensor. Running a branch elsewhere costs two transfers (20 ms), so the
     optimum runs all six ops on one device: 6 ms. The cheap heads see the join's two
-    inputs one at a time on its device (4 ms) but not the branches' first ops: 5 ms."""
+    inputs one at a time on its device (4 ms) but not the branches' first ops: 5 ms (the path
+    blocks see 6 ms: one branch beside the other, `without_side_ops`)."""
     ops = [(name, 1.0) for name in ("s", "a1", "a2", "b1", "b2", "j")]
     edges = [("s", "a1", 10_000_000), ("a1", "a2", 10_000_000), ("a2", "j", 10_000_000),
              ("s", "b1", 10_000_000), ("b1", "b2", 10_000_000), ("b2", "j", 10_000_000)]
     return graph(ops, edges), fully_connected(2, bandwidth_gb_per_s=1.0)
 
 
-def test_cones_prove_what_the_cheap_heads_miss() -> None:
+def test_cones_prove_what_the_cheap_heads_miss(without_side_ops: None) -> None:
     g, hw = _two_branches()
     problem = build_problem(parse_graph(g), parse_hardware(hw))
     assert max(bound_breakdown(problem).values()) == pytest.approx(5.0)
@@ -64,7 +65,7 @@ def test_cones_prove_what_the_cheap_heads_miss() -> None:
                                                     (4, 5, 1e7)], lambda size, a, b: size / 1e6) == 6.0
 
 
-def test_a_cone_far_from_time_zero_proves_its_join_to_the_microsecond() -> None:
+def test_a_cone_far_from_time_zero_proves_its_join_to_the_microsecond(without_side_ops: None) -> None:
     """The two branches of `_two_branches` (irregular times) after a 100 s op: a cone of five
     ops counts time from its earliest head (100 s), so its ticks resolve microseconds; counted
     from 0 (the horizon 100 s long, no round tick exact) the rounded-down durations lost 0.007 ms
@@ -96,7 +97,7 @@ def test_a_cone_is_cut_where_fewest_of_its_ops_take_an_input_from_outside() -> N
     assert backwards == sorted(index[name] for name in ("s", "x1", "x2", "x3", "m"))
 
 
-def test_the_engine_reports_the_bound_the_cones_raised() -> None:
+def test_the_engine_reports_the_bound_the_cones_raised(without_side_ops: None) -> None:
     g, hw = _two_branches()
     result = place(parse_graph(g), parse_hardware(hw), PlaceOptions(time_limit_s=10, deterministic=True),
                    strategy=Strategy(ancestral=NO_ANCESTRAL))
