@@ -451,10 +451,11 @@ def _last_path_ancestor(problem: Problem, position: dict[int, int]) -> list[int]
     return last
 
 
-def _first_path_descendant(problem: Problem, position: dict[int, int]) -> list[int]:
+def _first_path_descendant(problem: Problem, position: dict[int, int], length: int | None = None) -> list[int]:
     """Per op x, the first path position i with p_i a strict descendant of x (the path's
-    length if none); the mirror of `_last_path_ancestor`."""
-    first = [len(position)] * problem.n_ops
+    length, or `length` for a chain with empty positions, if none); the mirror of
+    `_last_path_ancestor`."""
+    first = [len(position) if length is None else length] * problem.n_ops
     for x in range(problem.n_ops - 1, -1, -1):  # ops are indexed in topological order
         for i in problem.succs[x]:
             y = problem.edges[i].dst
@@ -908,8 +909,9 @@ def _side_ms(problem: Problem, c: Costs, chain: list[int], members: set[int]) ->
     shortcut branches of msr-fiddle's layer graphs, which run beside a block at the cost of
     two transfers of a 200 MB activation or inside it."""
     n = len(chain)
+    zeros = np.broadcast_to(0.0, (n, n))  # (read-only: no table allocated)
     if n > _MAX_SIDE_CHAIN:
-        return np.broadcast_to(0.0, (n, n))
+        return zeros
     position = {k: i for i, k in enumerate(chain) if k >= 0}
     before, wait_in = _side_routes(problem, c, chain, position, members, reverse=False)
     after, wait_out = _side_routes(problem, c, chain, position, members, reverse=True)
@@ -919,7 +921,7 @@ def _side_ms(problem: Problem, c: Costs, chain: list[int], members: set[int]) ->
             for x in range(problem.n_ops)
             if x not in members and before[x] >= 0 and after[x] < n and c.fastest[x] > 0]
     if not side:
-        return np.zeros((n, n))
+        return zeros
     waits = sorted({e for *_, e in side})
     levels = [0.0] + [w for w in (waits[round(q * (len(waits) - 1) / (_SIDE_LEVELS - 1))]
                                   for q in range(_SIDE_LEVELS)) if w > 0]
@@ -944,17 +946,14 @@ def _side_routes(problem: Problem, c: Costs, chain: list[int], position: dict[in
     op count (the others: 0): on such a route the tensor crosses off the device on its edge
     out of the chain op or further on."""
     none = len(chain) if reverse else -1
+    reach = _first_path_descendant(problem, position, none) if reverse else _last_path_ancestor(problem, position)
     edges = problem.succs if reverse else problem.preds
-    reach = [none] * problem.n_ops
     wait = [0.0] * problem.n_ops
     for x in (range(problem.n_ops - 1, -1, -1) if reverse else range(problem.n_ops)):  # topological order
-        ends = [(problem.edges[i].dst if reverse else problem.edges[i].src, c.delay[i]) for i in edges[x]]
-        for u, _ in ends:
-            near = position.get(u, reach[u])
-            reach[x] = min(reach[x], near) if reverse else max(reach[x], near)
         if x in members or reach[x] == none:
             continue
-        for u, delay in ends:
+        for i in edges[x]:
+            u, delay = problem.edges[i].dst if reverse else problem.edges[i].src, c.delay[i]
             if u == chain[reach[x]]:
                 wait[x] = max(wait[x], delay)
             elif u not in members and reach[u] == reach[x]:
