@@ -350,6 +350,37 @@ def test_a_chain_of_groups_moves_where_group_and_run_moves_are_stuck() -> None:
     assert better.makespan_ms == pytest.approx(8.0)
 
 
+def _training_chain(layers: int, transfer_ms: float):
+    """A training step as one chain: forward ops f_i, gradient ops b_i in reverse, and each
+    layer's weight update u_i after its gradient; f_i, b_i and u_i in one group, 1 ms each;
+    every tensor between layers takes `transfer_ms` between the two devices (1 GB/s)."""
+    size = round(transfer_ms * 1_000_000)
+    ops, edges = [], []
+    for i in range(layers):
+        ops += [{"id": f"{c}{i}", "time_ms": 1.0, "group": f"L{i}"} for c in "fbu"]
+        edges += [{"src": f"f{i}", "dst": f"b{i}", "bytes": 0}, {"src": f"b{i}", "dst": f"u{i}", "bytes": 0}]
+        if i:
+            edges += [{"src": f"f{i - 1}", "dst": f"f{i}", "bytes": size}, {"src": f"b{i}", "dst": f"b{i - 1}", "bytes": size}]
+    doc = {"format": "placer.graph/v1", "name": "training-chain", "ops": ops, "edges": edges}
+    return build_problem(parse_graph(doc), parse_hardware(fully_connected(2)))
+
+
+def test_offloading_a_runs_first_layers_gains_where_every_smaller_move_costs() -> None:
+    # 16 layers on one device: 48 ms. The first n layers on the other device cost two 2.5 ms
+    # transfers and let their n gradients and updates run beside the other device's updates:
+    # max(2L + n + 2T, 3L - 2n + T) = 42.5 ms for n = 4, 42 for n = 5 (the best offload). One layer
+    # moved alone (or a run's end) saves less than its transfers cost
+    p = _training_chain(16, 2.5)
+    start = retime(p, Solution(device=[0] * p.n_ops, order=[list(range(p.n_ops)), []]))
+    assert start.makespan_ms == pytest.approx(48.0)
+    better, counts = improve_by_moves(p, start, math.inf, 2000, 0)
+    _valid(p, better)
+    assert counts["run_moves"] >= 1
+    assert better.makespan_ms == pytest.approx(42.0)
+    offloaded = {p.ops[k] for k in range(p.n_ops) if better.solution.device[k] != better.solution.device[-1]}
+    assert offloaded == {f"{c}{i}" for c in "fbu" for i in range(5)}
+
+
 def test_kicks_leave_the_local_optimum_where_hill_climbing_stops() -> None:
     from benchmarks.graphs import separated_training
 
