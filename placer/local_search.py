@@ -144,7 +144,9 @@ def _run_moves(problem: Problem, device: list[int], path: list[int]) -> list[tup
     run. A whole run moved removes two switches of the path between devices, which no single
     group move can do when the run holds several groups (its middle group moved alone adds
     two); separated Inception-V3 on 4 V100s, the engine's deterministic answer: 43.22 ->
-    42.57 ms where single moves were stuck. Only moves the groups' pins allow."""
+    42.57 ms where single moves were stuck. Then each long run's first or last few groups
+    (`_offload_sizes`) go to a device no op uses yet (`_offload_devices`). Only moves the
+    groups' pins allow."""
     runs: list[tuple[int, list[int]]] = []
     for k in path:
         g = problem.group[k]
@@ -154,22 +156,22 @@ def _run_moves(problem: Problem, device: list[int], path: list[int]) -> list[tup
         else:
             runs.append((device[k], [g]))
     moves: list[tuple[list[int], int]] = []
-    for i, (here, groups) in enumerate(runs):
+    idle = _offload_devices(problem, device)
+    for i, (_, groups) in enumerate(runs):
         ends = range(2, min(4, len(groups)))  # how many groups of a run's end move without the rest
         if i > 0:
             moves += [(moved, runs[i - 1][0]) for moved in [groups, *(groups[:n] for n in ends)]]
         if i + 1 < len(runs):
             moves += [(moved, runs[i + 1][0]) for moved in [groups, *(groups[-n:] for n in ends)]]
         for n in _offload_sizes(len(groups)):
-            moves += [(moved, there) for moved in (groups[:n], groups[-n:])
-                      for there in _offload_devices(problem, device, here)]
+            moves += [(moved, there) for moved in (groups[:n], groups[-n:]) for there in idle]
     unique = {(tuple(moved), there): None for moved, there in moves
               if len(moved) > 1 and all(there in problem.allowed[g] for g in moved)}
     return [(list(moved), there) for moved, there in unique]
 
 
 def _offload_sizes(length: int) -> list[int]:
-    """How many groups of a long run's start or end go to another device at once: 4, 6, 8, 11, 16, ...
+    """How many groups of a long run's start or end go to an idle device at once: 4, 6, 8, 11, 16, ...
     (each about 1.4 times the last) while fewer than the run's groups. Offloading the first layers
     of a training step that one device runs lets their gradients and weight updates overlap the
     rest's (ResNet-50 on a DGX-1, 168 groups on one device: the first 11 off it, 31.57 -> 31.35 ms
@@ -181,13 +183,13 @@ def _offload_sizes(length: int) -> list[int]:
     return sizes
 
 
-def _offload_devices(problem: Problem, device: list[int], here: int) -> list[int]:
-    """The devices a run's part may go to: every other one, but of the interchangeable devices
-    (Problem.interchangeable_devices) that no op uses only the first, as the rest give the same
-    answers."""
+def _offload_devices(problem: Problem, device: list[int]) -> list[int]:
+    """The devices a run's part may go to: those no op uses (a new stage; moves onto the
+    devices in use are the run moves' and the group moves'), and of interchangeable ones
+    (Problem.interchangeable_devices) only the first, as the rest give the same answers."""
     used = set(device)
     same = {d for c in problem.interchangeable_devices for d in [x for x in c if x not in used][1:]}
-    return [d for d in range(problem.n_devices) if d != here and d not in same]
+    return [d for d in range(problem.n_devices) if d not in used and d not in same]
 
 
 class _Chains:
