@@ -165,9 +165,8 @@ def _run_moves(problem: Problem, device: list[int], path: list[int]) -> list[tup
             moves += [(moved, runs[i + 1][0]) for moved in [groups, *(groups[-n:] for n in ends)]]
         for n in _offload_sizes(len(groups)):
             moves += [(moved, there) for moved in (groups[:n], groups[-n:]) for there in idle]
-    unique = {(tuple(moved), there): None for moved, there in moves
-              if len(moved) > 1 and all(there in problem.allowed[g] for g in moved)}
-    return [(list(moved), there) for moved, there in unique]
+    return [(moved, there) for moved, there in moves
+            if len(moved) > 1 and all(there in problem.allowed[g] for g in moved)]
 
 
 def _offload_sizes(length: int) -> list[int]:
