@@ -569,6 +569,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             _solve_cpsat_again(run, coarse)
         _raise_bound_by_cones(run, leftover=True)
         _raise_bound_by_refutation(run)
+        _improve_in_leftover(run)
     else:
         solver_run = _solve_milp(run, backend)
     run.stats.record(solver_status=solver_run.status.value, solver_wall_s=solver_run.wall_s,
@@ -727,6 +728,20 @@ def _raise_bound_by_refutation(run: _Run) -> None:
         run.raise_bound(refuted.bound_ms, "refutation")
 
 
+def _improve_in_leftover(run: _Run) -> None:
+    """Window search again, from the final incumbent, in the time the bounds at the end leave
+    (they stop once they find nothing): the polish's moves changed the incumbent since the
+    first windows, so their neighbourhoods are new (NASNet cells on 4 V100s, deterministic: 12.7 s
+    left, 31.41 -> 30.82 ms)."""
+    best = run.best
+    if best is None or run.proven(best) or _leftover_seconds(run) < run.strategy.windows_min_s:
+        return
+    run.stats.record(leftover_s=round(run.budget.remaining(), 3))
+    _improve_by_windows(run, 1.0, leftover=True)
+    if run.best is not best and not run.proven(run.best):
+        _offer_reordered(run, "justified")
+
+
 def _leftover_seconds(run: _Run) -> float:
     """What the bounds at the end may take of the time left: all of it in deterministic mode,
     else a margin for validating and simulating the answer."""
@@ -838,7 +853,7 @@ def _reporting_offer(run: _Run, message: str) -> Callable[[Solution | Schedule, 
     return offer
 
 
-def _improve_by_windows(run: _Run, share: float) -> None:
+def _improve_by_windows(run: _Run, share: float, leftover: bool = False) -> None:
     """Window search (placer.window_search) for `share` of the time left: stretches of the
     incumbent's timeline re-optimised by small CP-SAT models, hundreds of them where one
     solve of the whole model crawls. A pass that gained `Strategy.windows_extend_gain` is
@@ -846,19 +861,18 @@ def _improve_by_windows(run: _Run, share: float) -> None:
     use time better than the monolithic solve after them (msr Inception-V3), and where they
     do not, that solve and the cones keep their time (U-Net on a memory-tight DGX-1)."""
     p, strategy = run.problem, run.strategy
-    totals: dict[str, int] = {}
     while run.best is not None and p.n_ops >= 3 and not run.proven(run.best):
         best = run.best
-        seconds = share * run.budget.remaining()
+        seconds = share * (_leftover_seconds(run) if leftover else run.budget.remaining())
         if seconds < strategy.windows_min_s:
             return
         run.report(f"window search ({p.n_ops} ops, limit {seconds:.1f} s)", best.makespan_ms, run.bound_ms,
-                   phase="windows")
+                   phase="windows_leftover" if leftover else "windows")
         counts = improve_by_windows(p, best, run.budget, seconds, run.options.seed,
                                     _reporting_offer(run, "window search incumbent"), run.proven, strategy.windows)
-        for key, value in {**counts, "passes": 1}.items():
-            totals[key] = totals.get(key, 0) + value
-        run.stats.record(**{f"windows_{k}": v for k, v in totals.items()})
+        # summed over passes, the leftover's included
+        run.stats.record(**{f"windows_{k}": (getattr(run.stats, f"windows_{k}") or 0) + v
+                            for k, v in {**counts, "passes": 1}.items()})
         _offer_reordered(run, "resequenced")
         if run.best is None or run.best.makespan_ms > (1 - strategy.windows_extend_gain) * best.makespan_ms:
             return

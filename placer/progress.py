@@ -44,6 +44,7 @@ PHASES = (
     "polish",         # group moves after CP-SAT (big graphs)
     "cones_leftover", # the time left at the end: larger cones on what the first cones proved
     "refutation",     # what the leftover cones leave: makespans refuted by sub-models of a few groups
+    "windows_leftover", # what the bounds at the end leave: the window search again, from the final incumbent
     "milp",           # CBC or HiGHS on the DLPlacer MILP
     "finish",         # validating and simulating the best placement
 )

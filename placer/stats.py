@@ -61,6 +61,8 @@ class SolveStats(BaseModel):
                                       "(no time left)")
     cpsat_productive: bool | None = Field(None, description="the monolithic CP-SAT solve shortened its hint by "
                                           "Strategy.cpsat_productive_gain (else the polish went on with kicks)")
+    leftover_s: float | None = Field(None, description="time (s) the bounds at the end left, given to the window "
+                                     "search from the final incumbent")
     cpsat_again_s: float | None = Field(None, description="limit (s) of the second monolithic CP-SAT solve, from "
                                         "the polished incumbent with the time the polish left")
     # portfolio members of the whole model on a pool (placer.portfolio; --workers, --ray)
