@@ -536,6 +536,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
             return run.finish()
         if not monolithic:
             run.stats.record(cpsat_skipped="the decomposition left too little time for the monolithic model")
+            _improve_in_leftover(run)
             return run.finish()
         if not options.deterministic and run.best is not None and run.budget.remaining() < run.strategy.cpsat_min_s:
             # building the model alone takes longer (0.2 s for 300 ops on 4 devices)

@@ -437,3 +437,24 @@ def test_a_layers_neighbourhood_frees_a_range_of_groups_in_topological_order() -
         free = _neighbourhood(p, s, "layers", 7, random.Random(seed))
         assert len(free) == 7 and max(free) - min(free) == 6 and max(free) < len(p.groups)
     assert _neighbourhood(p, s, "layers", 10 * len(p.groups), random.Random(0)) == set(range(len(p.groups)))
+
+
+def test_the_time_the_bounds_at_the_end_leave_goes_to_windows_from_the_final_incumbent() -> None:
+    """Whatever the strategies before leave of a deterministic budget is the window search's,
+    from the incumbent as the run has it then; its passes add to the windows' counts."""
+    from placer.engine import PlaceOptions, Strategy, _improve_by_windows, _improve_in_leftover, _Run
+
+    g = parse_graph(training_step(layered(40, seed=1)))
+    run = _Run(g, parse_hardware(fully_connected_hardware(4)), PlaceOptions(time_limit_s=3, deterministic=True),
+               None, Strategy())
+    p = run.problem
+    start = resequence(p, _random_placement(p, random.Random(0)))
+    run.offer(start, "a random placement")
+    assert run.best is start and not run.proven(start)
+    _improve_by_windows(run, 0.0)  # too short a share: no pass
+    assert run.stats.windows_passes is None
+    _improve_in_leftover(run)
+    assert run.stats.leftover_s == pytest.approx(3.0)
+    assert run.stats.windows_passes >= 1 and run.stats.windows_steps >= run.stats.windows_passes
+    assert run.best.makespan_ms < start.makespan_ms
+    _valid(p, run.best)
