@@ -458,3 +458,31 @@ def test_the_time_the_bounds_at_the_end_leave_goes_to_windows_from_the_final_inc
     assert run.stats.windows_passes >= 1 and run.stats.windows_steps >= run.stats.windows_passes
     assert run.best.makespan_ms < start.makespan_ms
     _valid(p, run.best)
+
+
+def test_a_coarse_solve_that_shortens_nothing_in_its_first_quarter_stops_there() -> None:
+    """The coarse model's CP-SAT solve gets the rest of its time only where its first quarter
+    shortened the incumbent: from CP-SAT's own answer on the whole model it cannot, from every
+    op on one device it does."""
+    from placer.coarsen import coarsen_for
+    from placer.engine import PlaceOptions, Strategy, _Run, _solve_cpsat, _solve_cpsat_coarse_first
+
+    g = parse_graph(training_step(layered(24, seed=1)))
+    hw = parse_hardware(fully_connected_hardware(2))
+    solved = _Run(g, hw, PlaceOptions(time_limit_s=8, deterministic=True), None, Strategy())
+    p = solved.problem
+    coarse = coarsen_for(p, "force", max_ops=p.n_ops // 4)
+    assert coarse is not None
+    _solve_cpsat(solved, None, 0.5)
+    best = solved.best
+    assert best is not None and not solved.proven(best)
+    _solve_cpsat_coarse_first(solved, coarse, 1.0)
+    assert solved.best is best and solved.stats.cpsat_coarse_stopped and solved.budget.solves == 2
+
+    on_one = _Run(g, hw, PlaceOptions(time_limit_s=8, deterministic=True), None, Strategy())
+    start = resequence(p, [0] * p.n_ops)
+    on_one.offer(start, "one device")
+    _solve_cpsat_coarse_first(on_one, coarse, 1.0)
+    assert on_one.best.makespan_ms < start.makespan_ms
+    assert on_one.stats.cpsat_coarse_stopped is None and on_one.budget.solves == 2
+    _valid(p, on_one.best)
