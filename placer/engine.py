@@ -169,7 +169,8 @@ class Strategy:
                                         # (placer.refutation) in what the leftover cones leave of the time,
                                         # while the gap is above cone_min_gap: sub-model sizes, one test's limit
     windows_share: float = 0.4          # of the time left after the cones, for the window search before the
-                                        # monolithic CP-SAT solve (placer.window_search) ...
+                                        # monolithic CP-SAT solve (placer.window_search; 0: no window search,
+                                        # neither there nor at the end) ...
     windows_extend_gain: float = 0.01   # ... and again (the same share of what is left) after each pass
                                         # that shortened the incumbent by at least this fraction
     windows_min_s: float = 0.5          # ... when at least this long
@@ -714,8 +715,8 @@ def _cone_pass(run: _Run, options: ConeOptions, seconds: float, phase: str) -> s
 def _raise_bound_by_refutation(run: _Run) -> None:
     """Makespans between the bound and the incumbent refuted by sub-models of a few whole
     groups (placer.refutation), from the heads and tails the cones raised: where chains that
-    the heads see one at a time meet on the same devices (GNMT in msr-fiddle's form). It runs
-    last, in the time that the leftover cones leave once they have solved every join: a
+    the heads see one at a time meet on the same devices (GNMT in msr-fiddle's form). It is the
+    last bound, in the time that the leftover cones leave once they have solved every join: a
     bound for the time no other strategy takes (benchmarks/reports/2026-12-09-refutation)."""
     p, best = run.problem, run.best
     if best is None or p.n_devices < 2 or not _cones_wanted(run, best):
@@ -738,7 +739,8 @@ def _improve_in_leftover(run: _Run) -> None:
     first windows, so their neighbourhoods are new (NASNet cells on 4 V100s, deterministic: 12.7 s
     left, 31.41 -> 30.82 ms)."""
     best = run.best
-    if best is None or run.proven(best) or _leftover_seconds(run) < run.strategy.windows_min_s:
+    if best is None or run.proven(best) or run.strategy.windows_share <= 0 \
+            or _leftover_seconds(run) < run.strategy.windows_min_s:
         return
     run.stats.record(leftover_s=round(run.budget.remaining(), 3))
     _improve_by_windows(run, 1.0, leftover=True)
