@@ -136,8 +136,8 @@ class Strategy:
     polish_share_one_worker: float = 0.5  # ... where CP-SAT runs one worker (deterministic mode, threads=1)
     polish_share_big: float = 0.3       # ... on graphs above big_model_ops
     coarse_probe_share: float = 0.25    # of a coarse model's CP-SAT time, tried first: the rest only if that
-                                        # shortened the incumbent by cpsat_productive_gain (else it goes to
-                                        # the window search at the end)
+                                        # shortened the incumbent by cpsat_productive_gain (else the time
+                                        # goes to the bounds and the windows at the end)
     cpsat_productive_gain: float = 0.001  # a monolithic CP-SAT solve that shortens its hint less than this
     kicks_max_evaluations: int = 50_000   # leaves the polish's iterated local search (kicks) what the
                                           # climbing leaves, at most this many re-timings in all
@@ -865,7 +865,8 @@ def _improve_by_windows(run: _Run, share: float, leftover: bool = False) -> None
     solve of the whole model crawls. A pass that gained `Strategy.windows_extend_gain` is
     followed by another (the same share of what is left): where the windows still gain, they
     use time better than the monolithic solve after them (msr Inception-V3), and where they
-    do not, that solve and the cones keep their time (U-Net on a memory-tight DGX-1)."""
+    do not, that solve and the cones keep their time (U-Net on a memory-tight DGX-1). With
+    `leftover`, the shares are of what the bounds at the end leave (`_leftover_seconds`)."""
     p, strategy = run.problem, run.strategy
     while run.best is not None and p.n_ops >= 3 and not run.proven(run.best):
         best = run.best
@@ -907,8 +908,8 @@ def _neighbourhood_search(run: _Run, seconds: float | None = None) -> None:
 def _solve_cpsat_coarse_first(run: _Run, coarse: Coarsening | None, share: float) -> SolverRun:
     """The monolithic solve for `share` of the time left; a coarse model's solve first for
     `Strategy.coarse_probe_share` of that, and the rest only if it shortened the incumbent by
-    `Strategy.cpsat_productive_gain`. Its answers, expanded to every op, rarely beat the window
-    search's (on none of the 6 coarsened benchmark cases, deterministic), and what it leaves goes
+    `Strategy.cpsat_productive_gain`. Its answers, expanded to every op, beat the window search's
+    on none of the 6 coarsened benchmark cases (deterministic), and what it leaves goes
     to the bounds and the windows at the end: NASNet-A-mobile on 4 V100s and the DGX-1, roomy and
     tight, 12.26/12.72/5.07/7.45% -> 12.10/11.98/4.48/7.14%, NASNet-A-large 2.65 -> 2.57%; NASNet
     cells on 4 V100s 17.85 -> 19.07% (their windows from elsewhere gained less)."""
