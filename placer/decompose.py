@@ -1029,29 +1029,19 @@ class _Rounds:
     stitch the rounds go to the component itself: they also improve its answer (the
     relaxation in every other round there cost the per-head BERT-12 on a DGX-1 1.5 ms of
     answer).
-
-    A component's first round on itself starts afresh, without a hint: the first pass starts
-    from the whole graph's incumbent and later rounds from their own answers, and CP-SAT stays
-    near its hint (GPT per head on the DGX-1, a 96-op layer: 0.7418 ms from the incumbent,
-    0.6669 afresh in 11 s, 0.6824 after 45 s of rounds from its answer). The better of the
-    two starts is kept.
     """
 
     last: dict[int, float]              # component -> time its last solve had
     relaxed_last: dict[int, float]      # the same for its relaxation
     relaxed_open: set[int] = field(default_factory=set)  # components whose relaxation may still raise their bound
     relaxed_done: set[int] = field(default_factory=set)  # ... whose last round solved the relaxation
-    restarted: set[int] = field(default_factory=set)     # ... whose round afresh has run
 
-    def next(self, c: int, remaining: float) -> tuple[bool, float, bool]:
-        """(solve the relaxation?, time limit, start afresh?) of component c's next round."""
+    def next(self, c: int, remaining: float) -> tuple[bool, float]:
+        """(solve the relaxation?, time limit) of component c's next round."""
         relaxed = c in self.relaxed_open and c not in self.relaxed_done
         shares = self.relaxed_last if relaxed else self.last
         shares[c] = min(remaining, max(0.5, 2 * shares[c]))
-        afresh = not relaxed and c not in self.restarted
-        if afresh:
-            self.restarted.add(c)
-        return relaxed, shares[c], afresh
+        return relaxed, shares[c]
 
     def record(self, c: int, relaxed: bool, old: _ComponentAnswer, again: _ComponentAnswer) -> _ComponentAnswer:
         """Component c's answer after a round that gave `again`."""
@@ -1065,8 +1055,8 @@ class _Rounds:
         return _better(old, _ComponentAnswer({}, {}, again.bound_ms, math.inf, False, again.status))
 
 
-def _round_message(c: int, relaxed: bool, answer: _ComponentAnswer, share: float, afresh: bool = False) -> str:
-    what = "relaxed to equal links" if relaxed else "afresh" if afresh else "again"
+def _round_message(c: int, relaxed: bool, answer: _ComponentAnswer, share: float) -> str:
+    what = "relaxed to equal links" if relaxed else "again"
     return f"component {c + 1} {what} (gap {answer.objective_ms - answer.bound_ms:.4g} ms, limit {share:.1f} s)"
 
 
@@ -1080,9 +1070,9 @@ def _close_gaps(shared: _Shared, budget: Budget, solved: dict[int, _ComponentAns
         if remaining < 0.2 or not open_gaps:
             return
         _, c = open_gaps[-1]
-        relaxed, share, afresh = rounds.next(c, remaining)
-        step(_round_message(c, relaxed, solved[c], share, afresh))
-        again = _solve_round(shared, c, relaxed, share, budget, None if afresh else solved[c])
+        relaxed, share = rounds.next(c, remaining)
+        step(_round_message(c, relaxed, solved[c], share))
+        again = _solve_round(shared, c, relaxed, share, budget, solved[c])
         solved[c] = rounds.record(c, relaxed, solved[c], again)
 
 
@@ -1183,8 +1173,7 @@ def _close_gaps_in_pool(pool: SubSolvePool, shared: _Shared, budget: Budget, sol
         if remaining < 0.2 or not open_gaps:
             return
         chosen = sorted(c for _, c in open_gaps[-pool.workers:])
-        tasks = [_Task(c, share, None if afresh else solved[c], relaxed)
-                 for c in chosen for relaxed, share, afresh in [rounds.next(c, remaining)]]
+        tasks = [_Task(c, share, solved[c], relaxed) for c in chosen for relaxed, share in [rounds.next(c, remaining)]]
         step(f"components {', '.join(str(c + 1) for c in chosen)} again (limit up to "
              f"{max(t.time_limit_s for t in tasks):.1f} s)")
         again = _run_round(pool, shared, budget, tasks)

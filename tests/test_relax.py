@@ -83,16 +83,16 @@ def test_a_relaxed_component_optimum_never_exceeds_the_true_one(seed: int) -> No
 
 def test_gap_rounds_try_the_relaxation_only_after_the_stitch_and_keep_the_answer() -> None:
     rounds = _Rounds({0: 1.0}, {0: 1.0})
-    assert rounds.next(0, 100.0) == (False, 2.0, True)    # before the stitch: the component itself, afresh
+    assert rounds.next(0, 100.0) == (False, 2.0)          # before the stitch: the component itself
     rounds.relaxed_open = {0}
-    assert rounds.next(0, 100.0) == (True, 2.0, False)    # then the relaxation first, each with its own time
+    assert rounds.next(0, 100.0) == (True, 2.0)           # then the relaxation first, each with its own time
     answer = _ComponentAnswer({7: 1}, {(0, 3): 0.5}, 4.0, 6.0, False, "feasible")
     relaxed = _ComponentAnswer({7: 2}, {(0, 3): 0.1}, 5.0, 5.5, False, "feasible")
     kept = rounds.record(0, True, answer, relaxed)
     assert (kept.device_of_group, kept.objective_ms, kept.bound_ms) == ({7: 1}, 6.0, 5.0)
-    assert rounds.next(0, 100.0) == (False, 4.0, False)   # then the component again, from its answer
+    assert rounds.next(0, 100.0) == (False, 4.0)          # then the component again
     rounds.record(0, False, kept, _ComponentAnswer({}, {}, 0.0, float("inf"), False, "unknown"))
-    assert rounds.next(0, 100.0) == (True, 4.0, False)
+    assert rounds.next(0, 100.0) == (True, 4.0)
     proven = _ComponentAnswer({7: 2}, {}, 6.0, 6.0, True, "optimal")
     closed = rounds.record(0, True, kept, proven)
     assert closed.bound_ms == 6.0 and closed.optimal and closed.device_of_group == {7: 1}
@@ -189,36 +189,3 @@ def test_where_memory_binds_the_relaxation_rounds_come_before_the_stitch(capacit
     before_stitch, after_stitch = open_at_each_call
     assert bool(before_stitch) is relaxed_first
     assert after_stitch == set(range(len(dec.components)))
-
-
-def test_the_first_round_on_a_component_starts_afresh_and_the_better_start_is_kept(monkeypatch) -> None:  # noqa: ANN001
-    """The first pass starts from the whole graph's incumbent, and CP-SAT stays near a hint:
-    the component's first round starts without one (later ones from the answer kept), and
-    the answer kept is never worse than the one before."""
-    import placer.decompose as decompose_module
-    from placer.decompose import _close_gaps, _Shared
-
-    p = build_problem(parse_graph(training_step(forks(2, 1))), parse_hardware(LINE))
-    dec = decompose(p)
-    assert dec is not None
-    representatives = orbit_representatives(p)
-    first = {c: _solve_component(p, dec, comp, 10, Budget(10, deterministic=True, threads=1), None,
-                                 representatives=representatives) for c, comp in enumerate(dec.components)}
-    solved = {c: _ComponentAnswer(dict(a.device_of_group), dict(a.local_start_ms), 0.0, a.objective_ms, False,
-                                  "feasible") for c, a in first.items()}
-    without_hint: dict[tuple[int, ...], list[bool]] = {}  # component -> per solve, whether it had no hint
-    solve = decompose_module._solve_component
-
-    def recording(*args, **kwargs):
-        without_hint.setdefault(tuple(args[2]), []).append(args[5] is None)
-        return solve(*args, **kwargs)
-
-    monkeypatch.setattr(decompose_module, "_solve_component", recording)
-    shared = _Shared(p, dec, representatives, True, 1, 0, None)
-    rounds = _Rounds({c: 0.5 for c in solved}, {c: 0.5 for c in solved})
-    _close_gaps(shared, Budget(60, deterministic=True, threads=1), solved, [1] * len(solved), rounds,
-                lambda message: None, 1.2)
-    assert without_hint and len(rounds.restarted) == len(without_hint)
-    assert all(solves[0] and not any(solves[1:]) for solves in without_hint.values())
-    for c, answer in solved.items():
-        assert answer.objective_ms <= first[c].objective_ms + 1e-9
