@@ -1380,10 +1380,9 @@ def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
             i = dec.cuts.index(entry)
             if i > 0:
                 prev = device[dec.cuts[i - 1]]
-            else:  # the first cut goes where the first component's answer has its entry (the cuts
-                # before it follow): elsewhere, on hardware whose automorphisms do not reach every
-                # device, that component needs a re-fit (GPT per head's embedding before its layers)
-                prev = _first_entry_device(problem, dec, answers, j)
+            else:  # the first cut goes where its component's answer has it: elsewhere, on hardware
+                # whose automorphisms do not reach every device, that component needs a re-fit
+                prev = answers[c].device_of_group.get(problem.group[entry], 0) if c is not None else 0
             assigned.follow(problem.group[entry], prev, cuts_follow_memory)
         if entry is not None:
             device[entry] = assigned[problem.group[entry]]
@@ -1401,17 +1400,6 @@ def _assign(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer
         if k not in dangling:
             device[k] = assigned[problem.group[k]]
     return device
-
-
-def _first_entry_device(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer], j: int) -> int:
-    """The device the answer of the first component at or after segment j gives that
-    segment's entry cut (0 where there is none)."""
-    for i in range(j, len(dec.segments)):
-        c = dec.component_of_segment.get(i)
-        entry, _ = dec.boundary(i)
-        if c is not None:
-            return answers[c].device_of_group.get(problem.group[entry], 0) if entry is not None else 0
-    return 0
 
 
 def _stitched(problem: Problem, dec: Decomposition, answers: list[_ComponentAnswer],
