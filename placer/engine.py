@@ -139,12 +139,13 @@ class Strategy:
                                         # shortened the incumbent by cpsat_productive_gain (else the time
                                         # goes to the bounds and the windows at the end)
     cpsat_productive_gain: float = 0.001  # a monolithic CP-SAT solve that shortens its hint less than this
+    cpsat_productive_gain_one_worker: float = 0.01  # ... where CP-SAT runs one worker (deterministic mode)
     kicks_max_evaluations: int = 50_000   # leaves the polish's iterated local search (kicks) what the
                                           # climbing leaves, at most this many re-timings in all
     lns_share: float = 0.0              # of the time after the decomposition, for neighbourhood search
     lns_share_big: float = 0.0          # ... on graphs above big_model_ops (the rest: one CP-SAT solve)
     lns_unproductive_share: float = 0.5  # of the time left after a one-worker (deterministic) CP-SAT solve of the
-                                         # uncoarsened model that did not shorten its hint (cpsat_productive_gain):
+                                         # uncoarsened model that did not shorten its hint (..._gain_one_worker):
                                          # neighbourhood search, after the polish's climbing and before its kicks
     lns_min_s: float = 0.5              # no neighbourhood search with less time than this left
     lns_step_s: float = 2.0             # time limit of one neighbourhood
@@ -557,7 +558,7 @@ def _place(run: _Run, backend: Backend | None) -> ResultSpec:
         before_cpsat = run.best
         solver_run = _solve_cpsat_coarse_first(run, coarse, share=1.0 - lns_share - polish_share)
         cpsat_improved = run.best is not before_cpsat
-        productive = _shorter(run.best, before_cpsat, run.strategy.cpsat_productive_gain)
+        productive = _shorter(run.best, before_cpsat, _productive_gain(run.strategy, one_worker))
         if lns_share > 0 and solver_run.status is not SolveStatus.INFEASIBLE and not run.proven(run.best):
             _neighbourhood_search(run)
         elif not productive and one_worker and coarse is None and not run.proven(run.best):
@@ -805,9 +806,18 @@ def _polish_share(strategy: Strategy, big: bool, one_worker: bool) -> float:
     return strategy.polish_share_one_worker if one_worker else strategy.polish_share
 
 
+def _productive_gain(strategy: Strategy, one_worker: bool) -> float:
+    """How much the monolithic CP-SAT solve must shorten its hint to keep the polish from its
+    kicks (and, with one worker, from the neighbourhood search before them). One worker without
+    LNS gains little for its time: GNMT in msr form on 4 V100s, 37 s for 33.87 -> 33.70 ms (0.5%),
+    where kicks and neighbourhoods then reach 32.01 ms against 32.20 by the climbing alone;
+    separated Inception-V3 there 41.115 -> 40.978 ms (benchmarks/reports/2026-12-17-polish-kicks)."""
+    return strategy.cpsat_productive_gain_one_worker if one_worker else strategy.cpsat_productive_gain
+
+
 def _polish(run: _Run, productive: bool) -> None:
     """Group moves after CP-SAT, for the time left. When CP-SAT did not shorten its hint by
-    `Strategy.cpsat_productive_gain`, what the climbing leaves goes to an iterated local search
+    `_productive_gain`, what the climbing leaves goes to an iterated local search
     (kicks): deterministic mode's CP-SAT is one worker without LNS, and on some graphs it finds
     nothing its hint does not have (separated Inception-V3 on 4 V100s: 43.5965 -> 43.5908 ms
     for 10.75 work units). Kicks from there: GNMT in msr form, tight 4 V100s, 34.90 -> 33.93

@@ -60,7 +60,8 @@ class SolveStats(BaseModel):
     cpsat_skipped: str | None = Field(None, description="why the monolithic CP-SAT model was not solved "
                                       "(no time left)")
     cpsat_productive: bool | None = Field(None, description="the monolithic CP-SAT solve shortened its hint by "
-                                          "Strategy.cpsat_productive_gain (else the polish went on with kicks)")
+                                          "Strategy.cpsat_productive_gain (with one worker: ..._one_worker; else the polish "
+                                          "went on with kicks)")
     cpsat_coarse_stopped: bool | None = Field(None, description="the coarse model's CP-SAT solve stopped after "
                                               "Strategy.coarse_probe_share of its time: it had not shortened the incumbent")
     leftover_s: float | None = Field(None, description="time (s) the bounds at the end left, given to the window "

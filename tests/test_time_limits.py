@@ -35,9 +35,11 @@ def _baselines_best(result: Any) -> float:
 
 @pytest.mark.parametrize("solver", MILP)
 def test_a_killed_milp_answers_with_the_heuristic_incumbent(solver: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A solver that ignores its own limit (as CBC does while reading a big model)."""
+    """A solver that ignores its own limit (as CBC does while reading a big model). The limit
+    leaves the heuristics and the build seconds to spare on a loaded machine: at 1 s, with two
+    other solves running, the MILP was once skipped for want of time."""
     monkeypatch.setattr("solvers.pulp_milp._solve", lambda *args: time.sleep(3600))
-    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=1.0),
+    result = place(parse_graph(GRAPH), parse_hardware(HARDWARE), PlaceOptions(solver=solver, time_limit_s=5.0),
                    strategy=Strategy(ancestral=NO_ANCESTRAL))
     assert result.status == "feasible"
     assert result.stats.solver_reason == "killed at the hard deadline"
@@ -100,11 +102,14 @@ def test_time_the_polish_leaves_goes_to_cpsat_again() -> None:
 
 def test_the_polish_kicks_only_after_an_unproductive_cpsat_solve() -> None:
     """Deterministic: the case above with CP-SAT judged productive whatever it gains, and
-    never: only the second polish goes on with kicks after climbing (no window search, as above)."""
+    never: only the second polish goes on with kicks after climbing (no window search, as above).
+    One worker: the judge is cpsat_productive_gain_one_worker (the other gain says the opposite)."""
     g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
     options = PlaceOptions(time_limit_s=3.0, deterministic=True)
-    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0, windows_share=0.0))
-    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=1.0, windows_share=0.0))
+    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain_one_worker=0.0, cpsat_productive_gain=1.0,
+                                                           windows_share=0.0))
+    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain_one_worker=1.0, cpsat_productive_gain=0.0,
+                                                             windows_share=0.0))
     assert productive.stats.cpsat_productive is True and not productive.stats.moves_kicks
     assert unproductive.stats.cpsat_productive is False
     assert unproductive.stats.moves_kicks is not None and unproductive.stats.moves_kicks > 0
@@ -145,8 +150,10 @@ def test_an_unproductive_one_worker_cpsat_solve_is_followed_by_neighbourhood_sea
     g, hw = parse_graph(training_step(layered(30, seed=2, width=4))), parse_hardware(fully_connected_hardware(2))
     options = PlaceOptions(time_limit_s=3.0, deterministic=True)
     both = {"lns_min_s": 0.01, "windows_share": 0.0}  # short neighbourhood steps, no windows
-    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=0.0, **both))
-    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain=1.0, **both))
+    productive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain_one_worker=0.0, cpsat_productive_gain=1.0,
+                                                           **both))
+    unproductive = place(g, hw, options, strategy=Strategy(cpsat_productive_gain_one_worker=1.0, cpsat_productive_gain=0.0,
+                                                             **both))
     assert productive.stats.neighbourhood_steps is None
     assert unproductive.stats.neighbourhood_steps is not None and unproductive.stats.neighbourhood_steps > 0
     for result in (productive, unproductive):
