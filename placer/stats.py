@@ -143,6 +143,8 @@ class SolveStats(BaseModel):
     neighbourhood_no_answer: int | None = None
     # window search (placer.window_search)
     windows_passes: int | None = Field(None, description="window search passes (one follows each that gained)")
+    windows_restarts: int | None = Field(None, description="window searches from other seeds in the time left at "
+                                         "the end")
     windows_steps: int | None = Field(None, description="windows of the incumbent's timeline re-optimised")
     windows_improved: int | None = Field(None, description="windows that shortened the incumbent")
     windows_closed: int | None = Field(None, description="windows CP-SAT solved to optimality")

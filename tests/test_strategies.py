@@ -446,7 +446,7 @@ def test_the_time_the_bounds_at_the_end_leave_goes_to_windows_from_the_final_inc
 
     g = parse_graph(training_step(layered(40, seed=1)))
     run = _Run(g, parse_hardware(fully_connected_hardware(4)), PlaceOptions(time_limit_s=3, deterministic=True),
-               None, Strategy())
+               None, Strategy(windows_fruitless_restarts=0))
     p = run.problem
     start = resequence(p, _random_placement(p, random.Random(0)))
     run.offer(start, "a random placement")
@@ -462,7 +462,31 @@ def test_the_time_the_bounds_at_the_end_leave_goes_to_windows_from_the_final_inc
     # one more pass, counted on top of the first windows' (not in their place)
     assert run.stats.windows_passes == first_passes + 1 and run.stats.windows_steps > first_steps
     assert run.best.makespan_ms < start.makespan_ms and run.best.makespan_ms <= after_first.makespan_ms
+    assert run.stats.windows_restarts is None
     _valid(p, run.best)
+
+
+def test_what_the_leftover_windows_leave_goes_to_window_searches_from_other_seeds() -> None:
+    """A leftover window search stopped by its patience leaves budget: searches drawn from other
+    seeds take it, from the incumbent they find, until `windows_fruitless_restarts` in a row gain
+    nothing or the time is spent; none can lengthen the answer."""
+    from placer.engine import PlaceOptions, Strategy, _improve_in_leftover, _Run
+
+    g = parse_graph(training_step(layered(40, seed=1)))
+    answers = []
+    for restarts in (0, 3):
+        run = _Run(g, parse_hardware(fully_connected_hardware(4)), PlaceOptions(time_limit_s=3, deterministic=True),
+                   None, Strategy(windows_fruitless_restarts=restarts))
+        p = run.problem
+        run.offer(resequence(p, _random_placement(p, random.Random(0))), "a random placement")
+        _improve_in_leftover(run)
+        answers.append(run.best.makespan_ms)
+        _valid(p, run.best)
+    assert run.stats.windows_restarts is not None and run.stats.windows_restarts >= 1
+    assert run.stats.windows_passes > run.stats.windows_restarts
+    assert answers[1] <= answers[0]
+    assert run.proven(run.best) or run.budget.remaining() < run.strategy.windows_min_s \
+        or run.stats.windows_restarts >= 3
 
 
 def test_a_coarse_solve_that_shortens_nothing_in_its_first_quarter_stops_there() -> None:
