@@ -750,20 +750,25 @@ def _improve_in_leftover(run: _Run) -> None:
             or _leftover_seconds(run) < run.strategy.windows_min_s:
         return
     run.stats.record(leftover_s=round(run.budget.remaining(), 3))
-    _improve_by_windows(run, 1.0, leftover=True)
-    if run.best is not best and not run.proven(run.best):
-        _offer_reordered(run, "justified")
+    _leftover_windows(run, run.options.seed)
     fruitless = 0
     for restart in itertools.count(1):
-        best = run.best
-        if run.proven(best) or fruitless >= run.strategy.windows_fruitless_restarts \
+        if run.proven(run.best) or fruitless >= run.strategy.windows_fruitless_restarts \
                 or _leftover_seconds(run) < run.strategy.windows_min_s:
             break
-        _improve_by_windows(run, 1.0, leftover=True, seed=run.options.seed + restart)
+        improved = _leftover_windows(run, run.options.seed + restart)
         run.stats.record(windows_restarts=restart)
-        fruitless = 0 if run.best is not best else fruitless + 1
-        if run.best is not best and not run.proven(run.best):
-            _offer_reordered(run, "justified")
+        fruitless = 0 if improved else fruitless + 1
+
+
+def _leftover_windows(run: _Run, seed: int) -> bool:
+    """One window search (and the passes its gains earn) in the time left, its answer
+    justified; whether it shortened the incumbent."""
+    best = run.best
+    _improve_by_windows(run, 1.0, leftover=True, seed=seed)
+    if run.best is not best and not run.proven(run.best):
+        _offer_reordered(run, "justified")
+    return run.best is not best
 
 
 def _leftover_seconds(run: _Run) -> float:
