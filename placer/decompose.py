@@ -71,6 +71,10 @@ BRIDGE_MAX_WORK = 0.1  # ... and the bridges hold at most this share of the work
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
                          # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
                          # in 135-170 stitches
+RELABEL_SHARE = 0.5  # of the time left after the stitch, at most, for the relabelling search while a
+                     # component's gap is open: on the clock its Python (no CP-SAT work) took all of
+                     # it, and the proofs after it none (per-head BERT-12 on a DGX-1: 10 s, bound
+                     # 28.14 ms where one relaxation round of 0.7 s proves 33.75)
 
 
 @dataclass
@@ -934,7 +938,9 @@ def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_Compo
         if resequenced.makespan_ms < schedule.makespan_ms:  # (a list schedule never overflows memory)
             schedule = resequenced
     step("components moved to other devices")
-    relabelled = _relabel_components(problem, dec, stitch, schedule, budget, deadline)
+    proofs_open = any(_is_open(a) for a in answers)
+    relabel_by = budget.spent() + RELABEL_SHARE * (deadline - budget.spent()) if proofs_open else deadline
+    relabelled = _relabel_components(problem, dec, stitch, schedule, budget, relabel_by)
     if relabelled is not schedule:
         stats.decomposition_relabelled_ms = relabelled.makespan_ms
         schedule = relabelled
@@ -1101,8 +1107,11 @@ def _solve_round(shared: _Shared, c: int, relaxed: bool, seconds: float, budget:
 
 def _open_gaps(solved: dict[int, _ComponentAnswer], copies: list[int]) -> list[tuple[float, int]]:
     """(absolute gap times copies, component) of every component not proven, smallest first."""
-    return sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items()
-                  if not a.optimal and a.objective_ms - a.bound_ms > 1e-9 * max(1.0, a.objective_ms))
+    return sorted(((a.objective_ms - a.bound_ms) * copies[c], c) for c, a in solved.items() if _is_open(a))
+
+
+def _is_open(answer: _ComponentAnswer) -> bool:
+    return not answer.optimal and answer.objective_ms - answer.bound_ms > 1e-9 * max(1.0, answer.objective_ms)
 
 
 def _better(old: _ComponentAnswer, again: _ComponentAnswer) -> _ComponentAnswer:
