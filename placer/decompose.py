@@ -71,10 +71,11 @@ BRIDGE_MAX_WORK = 0.1  # ... and the bridges hold at most this share of the work
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
                          # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
                          # in 135-170 stitches
-RELABEL_SHARE = 0.5  # of the time left after the stitch, at most, for the relabelling search while a
-                     # component's gap is open: on the clock its Python (no CP-SAT work) took all of
-                     # it, and the proofs after it none (per-head BERT-12 on a DGX-1: 10 s, bound
-                     # 28.14 ms where one relaxation round of 0.7 s proves 33.75)
+RELABEL_SHARE = 0.75  # of the time left after the stitch, at most, for the relabelling search while
+                      # a component's gap is open: on the clock its Python (no CP-SAT work) took all
+                      # of it and left the proofs none (per-head BERT-12 on a DGX-1: 10 s, bound 28.14
+                      # ms where one relaxation round of 0.7 s proves 33.75); half was too little for
+                      # a bad stitch of GPT-16 per head (42.49 ms relabelled to 40.87, not 40.03)
 
 
 @dataclass
