@@ -69,8 +69,8 @@ RELAXED_QUICK_SHARE = 0.25  # of a relaxation round, for CP-SAT's default search
 BRIDGE_STRETCH = 10.0  # an op is a bridge when the path it spans lasts this many times its duration ...
 BRIDGE_MAX_WORK = 0.1  # ... and the bridges hold at most this share of the work (see `_bridges`)
 _RELABEL_WORK = 150_000  # ops x stitches the relabelling search may evaluate (a stitch resequenced
-                         # costs about 15 us per op: 2 s); separated Inception-V3 (808 ops) converges
-                         # in 135-170 stitches
+                         # costs 15-70 us per op, 2-10 s: per-head BERT-12, 2,066 ops, 72 stitches in
+                         # 10 s); separated Inception-V3 (808 ops) converges in 135-170 stitches
 RELABEL_SHARE = 0.75  # of the time left after the stitch, at most, for the relabelling search while
                       # a component's gap is open: on the clock its Python (no CP-SAT work) took all
                       # of it and left the proofs none (per-head BERT-12 on a DGX-1: 10 s, bound 28.14
