@@ -1112,6 +1112,7 @@ def _open_gaps(solved: dict[int, _ComponentAnswer], copies: list[int]) -> list[t
 
 
 def _is_open(answer: _ComponentAnswer) -> bool:
+    """Whether the component's gap is open: another round may still raise its bound."""
     return not answer.optimal and answer.objective_ms - answer.bound_ms > 1e-9 * max(1.0, answer.objective_ms)
 
 
