@@ -939,8 +939,8 @@ def _stitched_answers(problem: Problem, dec: Decomposition, answers: list[_Compo
         if resequenced.makespan_ms < schedule.makespan_ms:  # (a list schedule never overflows memory)
             schedule = resequenced
     step("components moved to other devices")
-    proofs_open = any(_is_open(a) for a in answers)
-    relabel_by = budget.spent() + RELABEL_SHARE * (deadline - budget.spent()) if proofs_open else deadline
+    now = budget.spent()
+    relabel_by = now + RELABEL_SHARE * (deadline - now) if any(_is_open(a) for a in answers) else deadline
     relabelled = _relabel_components(problem, dec, stitch, schedule, budget, relabel_by)
     if relabelled is not schedule:
         stats.decomposition_relabelled_ms = relabelled.makespan_ms
@@ -1113,20 +1113,24 @@ def _open_gaps(solved: dict[int, _ComponentAnswer], copies: list[int]) -> list[t
 
 def _is_open(answer: _ComponentAnswer) -> bool:
     """Whether the component's gap is open: another round may still raise its bound."""
-    return not answer.optimal and answer.objective_ms - answer.bound_ms > 1e-9 * max(1.0, answer.objective_ms)
+    return not answer.optimal and not _meets_bound(answer)
+
+
+def _meets_bound(answer: _ComponentAnswer) -> bool:
+    return answer.objective_ms - answer.bound_ms <= 1e-9 * max(1.0, answer.objective_ms)
 
 
 def _better(old: _ComponentAnswer, again: _ComponentAnswer) -> _ComponentAnswer:
     """A component solved again from `old`: the better answer, the better bound."""
     if not again.device_of_group:
         old.bound_ms = max(old.bound_ms, again.bound_ms)
-        old.optimal = old.optimal or old.objective_ms - old.bound_ms <= 1e-9 * max(1.0, old.objective_ms)
+        old.optimal = old.optimal or _meets_bound(old)
         return old
     again.bound_ms = max(again.bound_ms, old.bound_ms)
     if again.objective_ms > old.objective_ms:
         again.device_of_group, again.local_start_ms = old.device_of_group, old.local_start_ms
         again.objective_ms = old.objective_ms
-    again.optimal = again.optimal or again.objective_ms - again.bound_ms <= 1e-9 * max(1.0, again.objective_ms)
+    again.optimal = again.optimal or _meets_bound(again)
     return again
 
 
