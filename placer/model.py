@@ -81,6 +81,15 @@ class Problem:
     def route(self, edge: Edge, a: int, b: int) -> tuple[str, ...]:
         return self.router.route(edge.size_bytes, self.devices[a], self.devices[b])
 
+    def transfer(self, edge: Edge, a: int, b: int) -> tuple[tuple[str, ...], float]:
+        """`edge`'s minimum-delay route from device a to device b (a != b) and its delay over that route."""
+        return self.router.transfer(edge.size_bytes, self.devices[a], self.devices[b])
+
+    @cached_property
+    def edge_ends(self) -> tuple[list[int], list[int]]:
+        """Source and destination op per edge index, as two lists: the inner loops of re-timing read them."""
+        return [e.src for e in self.edges], [e.dst for e in self.edges]
+
     def group_memory_bytes(self, g: int) -> int:
         return sum(self.memory_bytes[k] for k in self.groups[g])
 
@@ -145,7 +154,14 @@ class Problem:
 
     def alike(self, a: int, b: int) -> bool:
         """Devices a and b give every op the same time and have the same memory."""
-        return self.capacity_bytes[a] == self.capacity_bytes[b] and all(row[a] == row[b] for row in self.time_ms)
+        return self._alike[a][b]
+
+    @cached_property
+    def _alike(self) -> list[list[bool]]:
+        """`alike` for every pair, computed once: relabellings ask it per pair and per try."""
+        n = self.n_devices
+        return [[self.capacity_bytes[a] == self.capacity_bytes[b] and all(row[a] == row[b] for row in self.time_ms)
+                 for b in range(n)] for a in range(n)]
 
     def _swappable(self, a: int, b: int) -> bool:
         if not self.alike(a, b):

@@ -178,8 +178,9 @@ class Router:
         self.route = lru_cache(maxsize=None)(self._route)
         self.cost_profile = lru_cache(maxsize=None)(self._cost_profile)
         self.delays_ms = lru_cache(maxsize=None)(self._delays_ms)
+        self.transfer = lru_cache(maxsize=None)(self._transfer)
 
-    _CACHED_CALLS = ("delay_ms", "route", "cost_profile", "delays_ms")
+    _CACHED_CALLS = ("delay_ms", "route", "cost_profile", "delays_ms", "transfer")
 
     def __getstate__(self) -> dict[str, object]:
         """Pickled without its call caches (a problem sent to a sub-solve's process or Ray
@@ -279,6 +280,12 @@ class Router:
         if a == b:
             return (a,)
         return self._best(size_bytes, a, b).path
+
+    def _transfer(self, size_bytes: float, a: str, b: str) -> tuple[tuple[str, ...], float]:
+        """The route `route` gives and the delay over it as `route_delay_ms` sums it: what
+        re-timing needs per transfer, looked up once per (size, pair) instead of per schedule."""
+        path = self.route(size_bytes, a, b)
+        return path, route_delay_ms(self, path, size_bytes)
 
     def _delays_ms(self, size_bytes: float, a: str) -> np.ndarray:
         """Minimum delay from device a to every device, in device order (0 to a itself): the

@@ -12,6 +12,7 @@ import heapq
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TypeVar
 
 from placer.errors import SolutionCheckError
@@ -42,14 +43,27 @@ class Transfer:
 
 @dataclass
 class Schedule:
+    """A solution's earliest times: per op, and per transfer (edge off one device) its route and delay.
+
+    `transfers` is built only when read: search loops re-time thousands of candidates and
+    look at the makespan of most of them only.
+    """
+
     solution: Solution
     start_ms: list[float]
     end_ms: list[float]
-    transfers: list[Transfer]
+    routes: dict[int, tuple[str, ...]]  # edge index -> route, for the edges that cross devices
+    delay_ms: list[float]  # per edge index (0 on one device)
+    edge_src: list[int]  # source op per edge index: a transfer starts when its source ends
 
     @property
     def makespan_ms(self) -> float:
         return max(self.end_ms, default=0.0)
+
+    @cached_property
+    def transfers(self) -> list[Transfer]:
+        end, src, delay = self.end_ms, self.edge_src, self.delay_ms
+        return [Transfer(i, path, end[src[i]], end[src[i]] + delay[i]) for i, path in sorted(self.routes.items())]
 
     def memory_bytes(self, problem: Problem) -> list[int]:
         used = [0] * problem.n_devices
@@ -74,21 +88,20 @@ def solution_from_starts(
     the last two. Starts in ticks with durations in ms keep these properties while the
     tick is at most 1 ms (durations shrink, gaps stay).
     """
-    def priority(k: int) -> tuple[float, int]:
-        return (start[k] + problem.time_ms[k][device[k]] / time_unit_ms / 2, k)
-
+    time_ms, succs, edge_dst = problem.time_ms, problem.succs, problem.edge_ends[1]
+    midpoint = [start[k] + time_ms[k][device[k]] / time_unit_ms / 2 for k in range(problem.n_ops)]
     waiting = [len(problem.preds[k]) for k in range(problem.n_ops)]
-    ready = [priority(k) for k in range(problem.n_ops) if waiting[k] == 0]
+    ready = [(midpoint[k], k) for k in range(problem.n_ops) if waiting[k] == 0]
     heapq.heapify(ready)
     order: list[list[int]] = [[] for _ in problem.devices]
     while ready:
         k = heapq.heappop(ready)[1]
         order[device[k]].append(k)
-        for i in problem.succs[k]:
-            v = problem.edges[i].dst
+        for i in succs[k]:
+            v = edge_dst[i]
             waiting[v] -= 1
             if waiting[v] == 0:
-                heapq.heappush(ready, priority(v))
+                heapq.heappush(ready, (midpoint[v], v))
     return Solution(device=list(device), order=order)
 
 
@@ -117,23 +130,31 @@ def earliest_times(
             device_pred[b] = a
             device_succ[a] = b
 
-    waiting = [len(problem.preds[k]) + (device_pred[k] >= 0) for k in range(n)]
+    preds, succs, device = problem.preds, problem.succs, solution.device
+    edge_src, edge_dst = problem.edge_ends
+    waiting = [len(preds[k]) + (device_pred[k] >= 0) for k in range(n)]
     ready = deque(k for k in range(n) if waiting[k] == 0)
     start = [zero] * n
     end = [zero] * n
     done = 0
-    while ready:
+    while ready:  # the hot loop of every search: locals, and max written out
         k = ready.popleft()
-        t = end[device_pred[k]] if device_pred[k] >= 0 else zero
-        for i in problem.preds[k]:
-            t = max(t, end[problem.edges[i].src] + delay(i))
+        p = device_pred[k]
+        t = end[p] if p >= 0 else zero
+        for i in preds[k]:
+            arrival = end[edge_src[i]] + delay(i)
+            if arrival > t:
+                t = arrival
         start[k] = t
-        end[k] = t + duration(k, solution.device[k])
+        end[k] = t + duration(k, device[k])
         done += 1
-        nexts = [problem.edges[i].dst for i in problem.succs[k]]
-        if device_succ[k] >= 0:
-            nexts.append(device_succ[k])
-        for v in nexts:
+        for i in succs[k]:
+            v = edge_dst[i]
+            waiting[v] -= 1
+            if waiting[v] == 0:
+                ready.append(v)
+        v = device_succ[k]
+        if v >= 0:
             waiting[v] -= 1
             if waiting[v] == 0:
                 ready.append(v)
@@ -149,16 +170,16 @@ def retime(problem: Problem, solution: Solution) -> Schedule:
     """
     route: dict[int, tuple[str, ...]] = {}
     delay = [0.0] * len(problem.edges)
+    device, given = solution.device, solution.routes
     for i, e in enumerate(problem.edges):
-        a, b = solution.device[e.src], solution.device[e.dst]
+        a, b = device[e.src], device[e.dst]
         if a != b:
-            route[i] = solution.routes.get(i) or problem.route(e, a, b)
-            delay[i] = route_delay_ms(problem.router, route[i], e.size_bytes)
-    start, end = earliest_times(
-        problem, solution, lambda k, d: problem.time_ms[k][d], delay.__getitem__, 0.0
-    )
-    transfers = [
-        Transfer(i, path, end[problem.edges[i].src], end[problem.edges[i].src] + delay[i])
-        for i, path in sorted(route.items())
-    ]
-    return Schedule(solution=solution, start_ms=start, end_ms=end, transfers=transfers)
+            path = given.get(i)
+            if path:
+                route[i], delay[i] = path, route_delay_ms(problem.router, path, e.size_bytes)
+            else:
+                route[i], delay[i] = problem.transfer(e, a, b)
+    time_ms = problem.time_ms
+    start, end = earliest_times(problem, solution, lambda k, d: time_ms[k][d], delay.__getitem__, 0.0)
+    return Schedule(solution=solution, start_ms=start, end_ms=end, routes=route, delay_ms=delay,
+                    edge_src=problem.edge_ends[0])

@@ -125,6 +125,34 @@ def test_retime_agrees_with_the_simulator_and_rejects_cyclic_orders() -> None:
         retime(problem, Solution(device=device, order=bad))
 
 
+def test_retime_lists_each_transfer_on_its_route() -> None:
+    """A 1 kB and a 100 MB tensor leave g0 at 1 ms: the small one goes direct (0.002 ms), the
+    big one through the switch (20.1 ms) unless the solution gives the direct route (100 ms)."""
+    g = parse_graph(graph([("a", 1.0), ("b", 1.0), ("c", 1.0)], [("a", "b", 1000), ("a", "c", 100_000_000)]))
+    hw = parse_hardware({
+        "devices": [{"id": "g0"}, {"id": "g1"}],
+        "switches": [{"id": "sw"}],
+        "links": [
+            {"a": "g0", "b": "g1", "bandwidth_gb_per_s": 1.0, "latency_us": 1.0},
+            {"a": "g0", "b": "sw", "bandwidth_gb_per_s": 10.0, "latency_us": 50.0},
+            {"a": "sw", "b": "g1", "bandwidth_gb_per_s": 10.0, "latency_us": 50.0},
+        ],
+    })
+    problem = build_problem(g, hw)
+    a, b, c = (problem.op_index[o] for o in "abc")
+    device = [0 if k == a else 1 for k in range(3)]
+    order = [[a], sorted([b, c])]
+    chosen = retime(problem, Solution(device=device, order=order))
+    assert [(t.route, t.start_ms) for t in chosen.transfers] == [(("g0", "g1"), 1.0), (("g0", "sw", "g1"), 1.0)]
+    assert [t.end_ms for t in chosen.transfers] == pytest.approx([1.002, 21.1])
+    assert chosen.start_ms[c] == pytest.approx(21.1)
+    big = problem.edges_between(a, c)[0]
+    given = retime(problem, Solution(device=device, order=order, routes={big: ("g0", "g1")}))
+    assert given.transfers[1].route == ("g0", "g1") and given.transfers[1].end_ms == pytest.approx(101.001)
+    assert given.start_ms[c] == pytest.approx(101.001)
+    assert chosen.transfers[0] == given.transfers[0]
+
+
 def test_milp_flow_route_is_traced_past_dead_ends_and_cycles() -> None:
     """A time-limited CBC incumbent may route extra flow: a dead-end branch and a cycle.
 
