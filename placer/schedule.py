@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TypeVar
@@ -108,13 +108,14 @@ def solution_from_starts(
 def earliest_times(
     problem: Problem,
     solution: Solution,
-    duration: Callable[[int, int], T],
-    delay: Callable[[int], T],
+    duration: Sequence[T],
+    delay: Sequence[T],
     zero: T,
 ) -> tuple[list[T], list[T]]:
     """Earliest (start, end) per op for a placement and per-device order.
 
-    `duration(k, d)` and `delay(edge)` give the costs (floats in ms, or integer ticks).
+    `duration[k]` (op k on its device) and `delay[edge]` give the costs (floats in ms, or
+    integer ticks): lists, not callables, since this loop runs for every candidate of every search.
     Raises SolutionCheckError when the order does not list every op exactly once on
     its device, or contradicts the graph (a cycle of dependencies and device order).
     """
@@ -130,7 +131,7 @@ def earliest_times(
             device_pred[b] = a
             device_succ[a] = b
 
-    preds, succs, device = problem.preds, problem.succs, solution.device
+    preds, succs = problem.preds, problem.succs
     edge_src, edge_dst = problem.edge_ends
     waiting = [len(preds[k]) + (device_pred[k] >= 0) for k in range(n)]
     ready = deque(k for k in range(n) if waiting[k] == 0)
@@ -142,11 +143,11 @@ def earliest_times(
         p = device_pred[k]
         t = end[p] if p >= 0 else zero
         for i in preds[k]:
-            arrival = end[edge_src[i]] + delay(i)
-            if arrival > t:
+            arrival = end[edge_src[i]] + delay[i]
+            if arrival > t:  # noqa: PLR1730 (max() is a call per edge)
                 t = arrival
         start[k] = t
-        end[k] = t + duration(k, device[k])
+        end[k] = t + duration[k]
         done += 1
         for i in succs[k]:
             v = edge_dst[i]
@@ -180,6 +181,7 @@ def retime(problem: Problem, solution: Solution) -> Schedule:
             else:
                 route[i], delay[i] = problem.transfer(e, a, b)
     time_ms = problem.time_ms
-    start, end = earliest_times(problem, solution, lambda k, d: time_ms[k][d], delay.__getitem__, 0.0)
+    duration = [time_ms[k][d] for k, d in enumerate(device)]
+    start, end = earliest_times(problem, solution, duration, delay, 0.0)
     return Schedule(solution=solution, start_ms=start, end_ms=end, routes=route, delay_ms=delay,
                     edge_src=problem.edge_ends[0])

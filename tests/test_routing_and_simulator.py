@@ -6,14 +6,14 @@ import pytest
 from placer.model import build_problem
 from placer.routing import Router
 from placer.schedule import Solution, retime
-from placer.schema import parse_graph, parse_hardware
+from placer.schema import HardwareSpec, parse_graph, parse_hardware
 from placer.simulator import simulate
 from tests.conftest import graph
 
 
-def test_route_depends_on_size() -> None:
-    """A direct thin link wins for small tensors; two fat hops through a switch win for big ones."""
-    hw = parse_hardware({
+def thin_direct_fat_switched() -> HardwareSpec:
+    """Two GPUs: a thin direct link (1 GB/s, 1 us) and two fat hops through a switch (10 GB/s, 50 us each)."""
+    return parse_hardware({
         "devices": [{"id": "g0"}, {"id": "g1"}],
         "switches": [{"id": "sw"}],
         "links": [
@@ -22,6 +22,11 @@ def test_route_depends_on_size() -> None:
             {"a": "sw", "b": "g1", "bandwidth_gb_per_s": 10.0, "latency_us": 50.0},
         ],
     })
+
+
+def test_route_depends_on_size() -> None:
+    """A direct thin link wins for small tensors; two fat hops through a switch win for big ones."""
+    hw = thin_direct_fat_switched()
     r = Router(hw)
     # 1 kB: direct 1e3/1e9 s = 0.001 ms + 0.001 ms; via switch 2 * (0.0001 + 0.05) ms
     assert r.route(1000, "g0", "g1") == ("g0", "g1")
@@ -129,15 +134,7 @@ def test_retime_lists_each_transfer_on_its_route() -> None:
     """A 1 kB and a 100 MB tensor leave g0 at 1 ms: the small one goes direct (0.002 ms), the
     big one through the switch (20.1 ms) unless the solution gives the direct route (100 ms)."""
     g = parse_graph(graph([("a", 1.0), ("b", 1.0), ("c", 1.0)], [("a", "b", 1000), ("a", "c", 100_000_000)]))
-    hw = parse_hardware({
-        "devices": [{"id": "g0"}, {"id": "g1"}],
-        "switches": [{"id": "sw"}],
-        "links": [
-            {"a": "g0", "b": "g1", "bandwidth_gb_per_s": 1.0, "latency_us": 1.0},
-            {"a": "g0", "b": "sw", "bandwidth_gb_per_s": 10.0, "latency_us": 50.0},
-            {"a": "sw", "b": "g1", "bandwidth_gb_per_s": 10.0, "latency_us": 50.0},
-        ],
-    })
+    hw = thin_direct_fat_switched()
     problem = build_problem(g, hw)
     a, b, c = (problem.op_index[o] for o in "abc")
     device = [0 if k == a else 1 for k in range(3)]

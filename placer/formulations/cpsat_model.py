@@ -94,13 +94,12 @@ def _edge_delays(problem: Problem) -> list[dict[tuple[int, int], float]]:
 def _tick_makespan(problem: Problem, sol: Solution, dur: list[list[int]], delay: list[dict]) -> tuple[list[int], int]:
     """Re-time a solution in ticks (rounded-up costs): the hint and the horizon."""
 
-    def edge_delay(i: int) -> int:
-        e = problem.edges[i]
-        a, b = sol.device[e.src], sol.device[e.dst]
-        return delay[i][(a, b)] if a != b else 0
-
+    device = sol.device
+    edge_delay = [delay[i][(device[e.src], device[e.dst])] if device[e.src] != device[e.dst] else 0
+                  for i, e in enumerate(problem.edges)]
     # zero-length ops occupy one tick of their device in the model: schedule them so too
-    start, end = earliest_times(problem, sol, lambda k, d: max(1, dur[k][d]), edge_delay, 0)
+    duration = [max(1, dur[k][d]) for k, d in enumerate(device)]
+    start, end = earliest_times(problem, sol, duration, edge_delay, 0)
     return start, max(end, default=0)
 
 
