@@ -149,12 +149,16 @@ def _list_schedule(problem: Problem, priority: list[float], forced: dict[int, in
     group_device: dict[int, int] = {}
     free = [float("inf") if c is None else float(c) for c in problem.capacity_bytes]
     timelines = [_Timeline([], []) for _ in problem.devices]
-    waiting = [len(problem.preds[k]) for k in range(n)]
+    preds, succs, group, time_ms = problem.preds, problem.succs, problem.group, problem.time_ms
+    edge_src, edge_dst = problem.edge_ends
+    size = [e.size_bytes for e in problem.edges]
+    names, delay_ms = problem.devices, problem.router.delay_ms
+    waiting = [len(preds[k]) for k in range(n)]
     ready = [(-priority[k], k) for k in range(n) if waiting[k] == 0]
     heapq.heapify(ready)
-    while ready:
+    while ready:  # locals and written-out max: this runs per op of every resequenced stitch
         _, k = heapq.heappop(ready)
-        g = problem.group[k]
+        g = group[k]
         if g in group_device:
             candidates = [group_device[g]]
         else:
@@ -167,10 +171,12 @@ def _list_schedule(problem: Problem, priority: list[float], forced: dict[int, in
         best: tuple[float, int, float, int] | None = None
         for d in candidates:
             ready_ms = 0.0
-            for i in problem.preds[k]:
-                e = problem.edges[i]
-                ready_ms = max(ready_ms, end[e.src] + problem.delay_ms(e, device[e.src], d))
-            duration = problem.time_ms[k][d]
+            for i in preds[k]:
+                a = device[edge_src[i]]
+                arrival = end[edge_src[i]] + (0.0 if a == d else delay_ms(size[i], names[a], names[d]))
+                if arrival > ready_ms:  # noqa: PLR1730 (max() is a call per edge)
+                    ready_ms = arrival
+            duration = time_ms[k][d]
             t, at = timelines[d].earliest(ready_ms, duration)
             if best is None or t + duration < best[0] - _EPS:
                 best = (t + duration, d, t, at)
@@ -181,8 +187,8 @@ def _list_schedule(problem: Problem, priority: list[float], forced: dict[int, in
             free[d] -= problem.group_memory_bytes(g)
         device[k], start[k], end[k] = d, t, finish
         timelines[d].insert(at, t, finish)
-        for i in problem.succs[k]:
-            v = problem.edges[i].dst
+        for i in succs[k]:
+            v = edge_dst[i]
             waiting[v] -= 1
             if waiting[v] == 0:
                 heapq.heappush(ready, (-priority[v], v))

@@ -91,7 +91,12 @@ class Problem:
         return [e.src for e in self.edges], [e.dst for e in self.edges]
 
     def group_memory_bytes(self, g: int) -> int:
-        return sum(self.memory_bytes[k] for k in self.groups[g])
+        return self._group_memory[g]
+
+    @cached_property
+    def _group_memory(self) -> list[int]:
+        """Bytes per group, summed once: list schedules and repairs ask per op and per move."""
+        return [sum(self.memory_bytes[k] for k in ops) for ops in self.groups]
 
     def fit_together(self, groups: set[int]) -> bool:
         """Some device that every one of `groups` may use holds all of their memory: where
