@@ -150,9 +150,8 @@ def _list_schedule(problem: Problem, priority: list[float], forced: dict[int, in
     free = [float("inf") if c is None else float(c) for c in problem.capacity_bytes]
     timelines = [_Timeline([], []) for _ in problem.devices]
     preds, succs, group, time_ms = problem.preds, problem.succs, problem.group, problem.time_ms
+    edges, delay_ms = problem.edges, problem.delay_ms
     edge_src, edge_dst = problem.edge_ends
-    size = [e.size_bytes for e in problem.edges]
-    names, delay_ms = problem.devices, problem.router.delay_ms
     waiting = [len(preds[k]) for k in range(n)]
     ready = [(-priority[k], k) for k in range(n) if waiting[k] == 0]
     heapq.heapify(ready)
@@ -172,8 +171,8 @@ def _list_schedule(problem: Problem, priority: list[float], forced: dict[int, in
         for d in candidates:
             ready_ms = 0.0
             for i in preds[k]:
-                a = device[edge_src[i]]
-                arrival = end[edge_src[i]] + (0.0 if a == d else delay_ms(size[i], names[a], names[d]))
+                j = edge_src[i]
+                arrival = end[j] + delay_ms(edges[i], device[j], d)
                 if arrival > ready_ms:  # noqa: PLR1730 (max() is a call per edge)
                     ready_ms = arrival
             duration = time_ms[k][d]
